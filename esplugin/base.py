@@ -1,0 +1,352 @@
+"""Behaviour shared by the Elasticsearch and OpenSearch backends.
+
+Both engines speak the same REST dialect for what sira-seek needs; each subclass only says
+how to send a request with its own client and where the two APIs differ (point in time).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from sira_seek.backend import (
+    BulkItemError,
+    BulkResult,
+    Capabilities,
+    ClusterInfo,
+    FieldStatistics,
+    PartialUpdate,
+    SearchHit,
+    SearchResult,
+    TermStatistic,
+    TextTermStatistics,
+)
+
+from .errors import SiraSeekEngineError
+from .index_layout import corpus_index_body
+
+BULK_CHUNK = 500
+
+
+def _hit(raw: Mapping[str, Any]) -> SearchHit:
+    return SearchHit(
+        id=raw["_id"],
+        score=float(raw.get("_score") or 0.0),
+        source=raw.get("_source"),
+        matched_queries=raw.get("matched_queries"),
+        seq_no=raw.get("_seq_no"),
+        primary_term=raw.get("_primary_term"),
+        sort=raw.get("sort"),
+    )
+
+
+def _result(raw: Mapping[str, Any]) -> SearchResult:
+    if "error" in raw:
+        raise SiraSeekEngineError(f"search failed: {_reason(raw['error'])}")
+    total = raw.get("hits", {}).get("total", 0)
+    total_value = total.get("value", 0) if isinstance(total, dict) else int(total)
+    return SearchResult(
+        hits=[_hit(h) for h in raw.get("hits", {}).get("hits", [])],
+        total=total_value,
+        took_ms=int(raw.get("took", 0)),
+    )
+
+
+def _reason(error: Any) -> str:
+    if isinstance(error, dict):
+        root = (error.get("root_cause") or [error])[0]
+        return f"{root.get('type', 'error')}: {root.get('reason', error)}"
+    return str(error)
+
+
+class RestBackend(ABC):
+    """A ``SearchBackend`` implemented over raw REST calls."""
+
+    name: str = "abstract"
+
+    def __init__(self, client: Any, info: ClusterInfo) -> None:
+        self.client = client
+        self.info = info
+        self._caps: Capabilities | None = None
+
+    # -- transport -----------------------------------------------------------------------
+    @abstractmethod
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        ignore: tuple[int, ...] = (),
+    ) -> Any:
+        """Send one request; return the decoded body, raising ``SiraSeekEngineError``."""
+
+    @abstractmethod
+    def _bulk(self, lines: list[dict[str, Any]]) -> dict[str, Any]:
+        """Send NDJSON bulk lines with the engine's client."""
+
+    @abstractmethod
+    def _open_pit(self, index: str, keep_alive: str) -> str: ...
+
+    @abstractmethod
+    def _close_pit(self, pit_id: str) -> None: ...
+
+    # -- cluster -------------------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        if self._caps is None:
+            self._caps = self._probe_capabilities()
+        return self._caps
+
+    def _analyzes(self, body: Mapping[str, Any]) -> bool:
+        try:
+            self.request("POST", "/_analyze", body=body)
+            return True
+        except SiraSeekEngineError:
+            return False
+
+    def _probe_capabilities(self) -> Capabilities:
+        nodes = self.request("GET", "/_nodes/_local", params={"filter_path": "nodes.*.modules.name"})
+        modules = sorted(
+            {m["name"] for n in (nodes.get("nodes") or {}).values() for m in n.get("modules", [])}
+        )
+        return Capabilities(
+            english_analyzer=self._analyzes({"analyzer": "english", "text": "running"}),
+            porter_stem=self._analyzes(
+                {"tokenizer": "standard", "filter": ["porter_stem"], "text": "running"}
+            ),
+            shingle=self._analyzes(
+                {"tokenizer": "standard", "filter": [{"type": "shingle"}], "text": "a b"}
+            ),
+            named_queries_score=self._named_queries_score_supported(),
+            point_in_time=True,
+            combined_fields=self._combined_fields_supported(),
+            modules=modules,
+        )
+
+    def _named_queries_score_supported(self) -> bool:
+        return False
+
+    def _combined_fields_supported(self) -> bool:
+        return False
+
+    def wait_for_health(self, status: str = "yellow", timeout_s: float = 60.0) -> str:
+        body = self.request(
+            "GET",
+            "/_cluster/health",
+            params={"wait_for_status": status, "timeout": f"{int(timeout_s)}s"},
+            ignore=(408,),
+        )
+        return str(body.get("status"))
+
+    # -- indexes -------------------------------------------------------------------------
+    def index_exists(self, index: str) -> bool:
+        body = self.request("GET", f"/{quote(index)}", ignore=(404,))
+        return bool(body) and "error" not in body and "status" not in body
+
+    def create_index(self, index: str, body: Mapping[str, Any]) -> None:
+        self.request("PUT", f"/{quote(index)}", body=dict(body))
+
+    def ensure_corpus_index(self, index: str, *, shards: int = 1, replicas: int = 0) -> bool:
+        """Create ``index`` with the sira-seek corpus layout unless it exists; True if created."""
+        if self.index_exists(index):
+            return False
+        self.create_index(index, corpus_index_body(self.capabilities(), shards=shards, replicas=replicas))
+        return True
+
+    def delete_index(self, index: str) -> None:
+        self.request("DELETE", f"/{quote(index)}", ignore=(404,))
+
+    def refresh(self, index: str) -> None:
+        self.request("POST", f"/{quote(index)}/_refresh")
+
+    def count(self, index: str, query: Mapping[str, Any] | None = None) -> int:
+        body = {"query": dict(query)} if query else None
+        return int(self.request("POST", f"/{quote(index)}/_count", body=body)["count"])
+
+    def get_mapping(self, index: str) -> dict[str, Any]:
+        return dict(self.request("GET", f"/{quote(index)}/_mapping"))
+
+    def put_mapping(self, index: str, properties: Mapping[str, Any]) -> None:
+        self.request("PUT", f"/{quote(index)}/_mapping", body={"properties": dict(properties)})
+
+    def get(self, index: str, doc_id: str) -> SearchHit | None:
+        body = self.request("GET", f"/{quote(index)}/_doc/{quote(doc_id, safe='')}", ignore=(404,))
+        if not body.get("found"):
+            return None
+        return _hit({**body, "_score": 0.0})
+
+    # -- writes --------------------------------------------------------------------------
+    def _send_bulk(self, lines: list[dict[str, Any]]) -> BulkResult:
+        if not lines:
+            return BulkResult()
+        resp = self._bulk(lines)
+        result = BulkResult()
+        for item in resp.get("items", []):
+            (op,) = item.values()
+            status = int(op.get("status", 500))
+            if status >= 300:
+                result.errors.append(
+                    BulkItemError(id=op.get("_id"), status=status, reason=_reason(op.get("error")))
+                )
+            elif op.get("result") == "noop":
+                result.noop += 1
+            else:
+                result.succeeded += 1
+        return result
+
+    def bulk_upsert(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult:
+        """Create or merge documents by ``_id``; fields not given (enrichment) are kept."""
+        updates = (
+            PartialUpdate(id=str(d["_id"]), doc={k: v for k, v in d.items() if k != "_id"}, upsert=True)
+            for d in docs
+        )
+        return self.bulk_partial_update(index, updates)
+
+    def bulk_partial_update(self, index: str, updates: Iterable[PartialUpdate]) -> BulkResult:
+        result = BulkResult()
+        lines: list[dict[str, Any]] = []
+        for upd in updates:
+            meta: dict[str, Any] = {"_index": index, "_id": upd.id}
+            if upd.if_seq_no is not None:
+                meta["if_seq_no"] = upd.if_seq_no
+                meta["if_primary_term"] = upd.if_primary_term
+            action: dict[str, Any] = {"doc": upd.doc, "detect_noop": True}
+            if upd.upsert:
+                action["doc_as_upsert"] = True
+            lines += [{"update": meta}, action]
+            if len(lines) >= 2 * BULK_CHUNK:
+                result = result.merge(self._send_bulk(lines))
+                lines = []
+        return result.merge(self._send_bulk(lines))
+
+    # -- reads ---------------------------------------------------------------------------
+    def search(
+        self, index: str, body: Mapping[str, Any], params: Mapping[str, Any] | None = None
+    ) -> SearchResult:
+        raw = self.request("POST", f"/{quote(index)}/_search", params=params, body=dict(body))
+        return _result(raw)
+
+    def msearch(
+        self, index: str, bodies: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None
+    ) -> list[SearchResult]:
+        lines: list[dict[str, Any]] = []
+        for body in bodies:
+            lines += [{"index": index}, dict(body)]
+        raw = self._msearch(lines, params)
+        return [_result(r) for r in raw.get("responses", [])]
+
+    @abstractmethod
+    def _msearch(self, lines: list[dict[str, Any]], params: Mapping[str, Any] | None) -> Any: ...
+
+    def term_statistics(
+        self, index: str, field: str, texts: list[str]
+    ) -> list[TextTermStatistics]:
+        """Analyse each text with ``field``'s analyzer and return index-wide term stats.
+
+        One ``_mtermvectors`` round trip with artificial documents, whatever the number of
+        texts. Terms the index has never seen come back without ``doc_freq`` (= 0).
+        Statistics are per shard: exact on a one-shard index (the default for ``ingest``).
+        """
+        if not texts:
+            return []
+        docs = [
+            {
+                "_index": index,
+                "doc": {field: text},
+                "fields": [field],
+                "term_statistics": True,
+                "field_statistics": True,
+                "positions": False,
+                "offsets": False,
+                "payloads": False,
+            }
+            for text in texts
+        ]
+        raw = self.request("POST", f"/{quote(index)}/_mtermvectors", body={"docs": docs})
+        out: list[TextTermStatistics] = []
+        for text, doc in zip(texts, raw.get("docs", []), strict=False):
+            if "error" in doc:
+                raise SiraSeekEngineError(f"term statistics failed: {_reason(doc['error'])}")
+            fstats = doc.get("term_vectors", {}).get(field, {})
+            terms = [
+                TermStatistic(
+                    term=term,
+                    doc_freq=int(stats.get("doc_freq", 0)),
+                    total_term_freq=int(stats.get("ttf", 0)),
+                )
+                for term, stats in fstats.get("terms", {}).items()
+            ]
+            fs = fstats.get("field_statistics")
+            out.append(
+                TextTermStatistics(
+                    text=text,
+                    field=field,
+                    terms=terms,
+                    field_statistics=FieldStatistics(
+                        doc_count=fs.get("doc_count", 0),
+                        sum_doc_freq=fs.get("sum_doc_freq", 0),
+                        sum_ttf=fs.get("sum_ttf", 0),
+                    )
+                    if fs
+                    else None,
+                )
+            )
+        return out
+
+    def scan(
+        self,
+        index: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        page_size: int = 500,
+        slice_id: int | None = None,
+        max_slices: int | None = None,
+        source: list[str] | bool = True,
+    ) -> Iterator[list[SearchHit]]:
+        """Yield pages of a consistent point-in-time view, optionally one slice of N."""
+        keep_alive = "5m"
+        pit_id = self._open_pit(index, keep_alive)
+        try:
+            search_after: list[Any] | None = None
+            while True:
+                body: dict[str, Any] = {
+                    "size": page_size,
+                    "query": dict(query) if query else {"match_all": {}},
+                    "pit": {"id": pit_id, "keep_alive": keep_alive},
+                    "sort": [{"_shard_doc": "asc"}],
+                    "seq_no_primary_term": True,
+                    "_source": source,
+                    "track_total_hits": False,
+                }
+                if max_slices is not None and max_slices > 1:
+                    body["slice"] = {"id": slice_id or 0, "max": max_slices}
+                if search_after is not None:
+                    body["search_after"] = search_after
+                raw = self.request("POST", "/_search", body=body)
+                pit_id = raw.get("pit_id", pit_id)
+                page = [_hit(h) for h in raw.get("hits", {}).get("hits", [])]
+                if not page:
+                    return
+                yield page
+                search_after = page[-1].sort
+        finally:
+            self._close_pit(pit_id)
+
+    def close(self) -> None:
+        close = getattr(self.client, "close", None)
+        if close:
+            close()
+
+
+def wait_until(predicate: Any, timeout_s: float, interval_s: float = 0.5) -> bool:
+    """Poll ``predicate`` until it returns truthy or the time is up."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return bool(predicate())

@@ -1,0 +1,24 @@
+"""Translate ``ClusterSettings`` into keyword arguments both Python clients accept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sira_seek.config import ClusterSettings
+
+
+def common_client_kwargs(settings: ClusterSettings, *, basic_auth_key: str) -> dict[str, Any]:
+    """Auth and TLS options; ``basic_auth_key`` is ``basic_auth`` (ES) or ``http_auth`` (OS)."""
+    kwargs: dict[str, Any] = {}
+    if settings.api_key is not None:
+        kwargs["api_key"] = settings.api_key.get_secret_value()
+    elif settings.username is not None:
+        pw = settings.password.get_secret_value() if settings.password else ""
+        kwargs[basic_auth_key] = (settings.username, pw)
+    if settings.url and settings.url.startswith("https"):
+        kwargs["verify_certs"] = settings.verify_certs
+        if settings.ca_certs:
+            kwargs["ca_certs"] = str(settings.ca_certs)
+        if settings.ssl_fingerprint:
+            kwargs["ssl_assert_fingerprint"] = settings.ssl_fingerprint
+    return kwargs

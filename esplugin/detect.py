@@ -1,0 +1,99 @@
+"""Find out which engine and version answer at a URL, before choosing a client.
+
+Uses plain urllib3 so detection works whichever client is (or is not) compatible with
+the server; the minimal Elasticsearch archive has no ``GET /`` handler, so the node info
+API is the fallback.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import urllib3
+
+from sira_seek.backend import ClusterInfo
+from sira_seek.config import ClusterSettings
+
+from .errors import SiraSeekEngineError
+
+
+def _pool(settings: ClusterSettings) -> urllib3.PoolManager:
+    kwargs: dict[str, Any] = {"timeout": urllib3.Timeout(connect=5.0, read=30.0), "retries": False}
+    if settings.url and settings.url.startswith("https"):
+        if settings.ssl_fingerprint:
+            kwargs["assert_fingerprint"] = settings.ssl_fingerprint.replace(":", "").lower()
+            kwargs["cert_reqs"] = "CERT_NONE"
+        elif not settings.verify_certs:
+            kwargs["cert_reqs"] = "CERT_NONE"
+        else:
+            kwargs["cert_reqs"] = "CERT_REQUIRED"
+            if settings.ca_certs:
+                kwargs["ca_certs"] = str(settings.ca_certs)
+    return urllib3.PoolManager(**kwargs)
+
+
+def _headers(settings: ClusterSettings) -> dict[str, str]:
+    headers = {"accept": "application/json"}
+    if settings.api_key is not None:
+        headers["authorization"] = f"ApiKey {settings.api_key.get_secret_value()}"
+    elif settings.username is not None:
+        pw = settings.password.get_secret_value() if settings.password else ""
+        headers.update(urllib3.make_headers(basic_auth=f"{settings.username}:{pw}"))
+    return headers
+
+
+def _get(pool: urllib3.PoolManager, url: str, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
+    try:
+        return pool.request("GET", url, headers=headers)
+    except urllib3.exceptions.SSLError as exc:
+        raise SiraSeekEngineError(
+            f"TLS verification failed for {url.split('?')[0]}: check --ca-certs / "
+            f"--ssl-fingerprint, or the host name ({type(exc.reason).__name__ if hasattr(exc, 'reason') else 'SSLError'})"
+        ) from None
+    except urllib3.exceptions.HTTPError as exc:
+        raise SiraSeekEngineError(
+            f"No search cluster answers at {url.split('?')[0]} ({type(exc).__name__}). "
+            "Start one with `sira-seek node up` or pass --url / SIRA_SEEK_URL."
+        ) from None
+
+
+def detect_cluster(settings: ClusterSettings) -> ClusterInfo:
+    """Return engine name and version of the cluster at ``settings.url``."""
+    if not settings.url:
+        raise SiraSeekEngineError("No cluster URL configured (use --url or SIRA_SEEK_URL).")
+    base = settings.url.rstrip("/")
+    pool = _pool(settings)
+    headers = _headers(settings)
+    resp = _get(pool, base + "/", headers)
+    if resp.status in (401, 403):
+        raise SiraSeekEngineError(
+            f"The cluster at {base} refused the credentials (HTTP {resp.status}): check the API key "
+            "or user name and password."
+        )
+    product = resp.headers.get("X-elastic-product", "")
+    if resp.status == 200:
+        body = json.loads(resp.data or b"{}")
+        version = body.get("version", {})
+        engine = "opensearch" if version.get("distribution") == "opensearch" else "elasticsearch"
+        if engine == "elasticsearch" and product != "Elasticsearch" and "number" not in version:
+            raise SiraSeekEngineError(f"{base} answered, but not as Elasticsearch or OpenSearch.")
+        return ClusterInfo(
+            engine=engine,
+            version=str(version.get("number", "0.0.0")),
+            url=base,
+            cluster_name=body.get("cluster_name"),
+        )
+    # Minimal archives (integ-test-zip) may lack the root handler: ask the node info API.
+    resp = _get(pool, base + "/_nodes/_local?filter_path=nodes.*.version,cluster_name", headers)
+    if resp.status != 200:
+        raise SiraSeekEngineError(f"{base} answered HTTP {resp.status}; is it a search cluster?")
+    body = json.loads(resp.data or b"{}")
+    nodes = body.get("nodes") or {}
+    if not nodes:
+        raise SiraSeekEngineError(f"{base} reported no nodes.")
+    version = next(iter(nodes.values()))["version"]
+    engine = "elasticsearch" if product == "Elasticsearch" else "opensearch"
+    return ClusterInfo(
+        engine=engine, version=version, url=base, cluster_name=body.get("cluster_name")
+    )

@@ -1,0 +1,398 @@
+"""A real single-node cluster on this machine, from the official Maven Central archives.
+
+Used by ``sira-seek node up`` and by the test suite when no cluster URL is configured and
+no Docker daemon answers. Archives are fetched with ``mvn`` (so a user's mirrors and proxy
+settings apply) and cached. Both engines refuse to run as root, so under root the node
+runs as a dedicated unprivileged system user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from sira_seek.config import NodeSettings
+
+from .distributions import DistributionSpec, ModuleJar, distribution_spec
+from .errors import NodeStartError
+
+PREFERRED_PORTS = {"opensearch": 9410, "elasticsearch": 9420}
+
+
+class NodeState(BaseModel):
+    """What ``node up`` leaves behind so another process can reuse or stop the node."""
+
+    engine: str
+    version: str
+    url: str
+    pid: int
+    node_dir: str
+
+
+# -- downloads -------------------------------------------------------------------------------
+
+
+def fetch_artifact(coords: str, dest: Path) -> Path:
+    """Copy one Maven artifact (``g:a:v:type``) into ``dest`` with ``mvn``; cached."""
+    group, artifact, version, kind = coords.split(":")
+    target = dest / f"{artifact}-{version}.{kind}"
+    if target.exists():
+        return target
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise NodeStartError(
+            "Maven (`mvn`) is needed to fetch the engine archive from Maven Central. Install it "
+            "(e.g. `apt-get install maven`) or point sira-seek at a running cluster with --url."
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        mvn, "-B", "-q", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
+        f"-Dartifact={coords}", f"-DoutputDirectory={dest}",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not target.exists():
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        raise NodeStartError(f"Could not fetch {coords} from Maven:\n{tail}")
+    return target
+
+
+def _extract(archive: Path, dest: Path) -> None:
+    """Unzip keeping Unix permissions (the launch scripts must stay executable)."""
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            path = zf.extract(info, dest)
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                os.chmod(path, mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+
+
+def _install_module(home: Path, spec: DistributionSpec, module: ModuleJar, downloads: Path) -> None:
+    jar = fetch_artifact(f"{module.artifact}:{spec.version}:jar", downloads)
+    mod_dir = home / "modules" / module.name
+    mod_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(jar, mod_dir / jar.name)
+    (mod_dir / "plugin-descriptor.properties").write_text(
+        "\n".join(
+            [
+                f"description={module.description}",
+                f"version={spec.version}",
+                f"name={module.name}",
+                f"classname={module.classname}",
+                "java.version=11",
+                f"opensearch.version={spec.version}",
+                f"extended.plugins={module.extended_plugins}",
+                "has.native.controller=false",
+                "",
+            ]
+        )
+    )
+
+
+def install_distribution(spec: DistributionSpec, home: Path) -> Path:
+    """Return an extracted, assembled distribution folder (built once, then cached)."""
+    dist_root = home / "dist"
+    final = dist_root / f"{spec.engine}-{spec.version}"
+    if (final / spec.launcher).exists():
+        return final
+    downloads = home / "downloads"
+    archive = fetch_artifact(spec.artifact, downloads)
+    dist_root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dist_root) as tmp:
+        _extract(archive, Path(tmp))
+        (extracted,) = [p for p in Path(tmp).iterdir() if p.is_dir()]
+        for module in spec.modules:
+            _install_module(extracted, spec, module, downloads)
+        if final.exists():
+            shutil.rmtree(final)
+        extracted.rename(final)
+    _make_traversable(final)
+    return final
+
+
+def _make_traversable(path: Path) -> None:
+    for p in [path, *path.rglob("*")]:
+        mode = p.stat().st_mode
+        extra = stat.S_IRGRP | stat.S_IROTH
+        if p.is_dir():
+            extra |= stat.S_IXGRP | stat.S_IXOTH
+        os.chmod(p, mode | extra)
+
+
+# -- java --------------------------------------------------------------------------------------
+
+
+def _java_major(java_home: Path) -> int | None:
+    release = java_home / "release"
+    if not (java_home / "bin" / "java").exists() or not release.exists():
+        return None
+    match = re.search(r'JAVA_VERSION="(\d+)(?:\.(\d+))?', release.read_text())
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 and match.group(2) else major
+
+
+def find_java(spec: DistributionSpec) -> Path:
+    """A JDK the engine accepts: $SIRA_SEEK_JAVA_HOME, $JAVA_HOME, then /usr/lib/jvm."""
+    candidates: list[Path] = []
+    for env in ("SIRA_SEEK_JAVA_HOME", spec.java_home_env, "JAVA_HOME"):
+        if os.environ.get(env):
+            candidates.append(Path(os.environ[env]))
+    jvm = Path("/usr/lib/jvm")
+    if jvm.is_dir():
+        candidates += sorted(p for p in jvm.iterdir() if p.is_dir() and not p.is_symlink())
+    seen: list[str] = []
+    for home in candidates:
+        major = _java_major(home)
+        seen.append(f"{home} ({major or '?'})")
+        if major is None or major < spec.java_min:
+            continue
+        if spec.java_max is not None and major > spec.java_max:
+            continue
+        return home
+    wanted = f"{spec.java_min}..{spec.java_max}" if spec.java_max else f"{spec.java_min}+"
+    raise NodeStartError(
+        f"{spec.engine} {spec.version} needs Java {wanted}; found: {', '.join(seen) or 'none'}. "
+        "Install a JDK or set SIRA_SEEK_JAVA_HOME."
+    )
+
+
+# -- users and ports ----------------------------------------------------------------------------
+
+
+def ensure_service_user(name: str) -> pwd.struct_passwd:
+    """Both engines refuse root: create (once) the unprivileged user the node runs as."""
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        pass
+    useradd = shutil.which("useradd")
+    if useradd is None:
+        raise NodeStartError(
+            "Elasticsearch and OpenSearch refuse to run as root, and `useradd` is missing to "
+            f"create the service user {name!r}. Run sira-seek as a normal user instead."
+        )
+    subprocess.run(
+        [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+        check=True,
+        capture_output=True,
+    )
+    return pwd.getpwnam(name)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _free_port(preferred: int) -> int:
+    for port in range(preferred, preferred + 8):
+        if _port_free(port) and _port_free(port + 100):
+            return port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- lifecycle ------------------------------------------------------------------------------------
+
+
+class LocalNode:
+    """One engine/version's node: its folders, its state file and its process."""
+
+    def __init__(self, settings: NodeSettings, engine: str | None = None, version: str | None = None):
+        self.settings = settings
+        self.spec = distribution_spec(engine or settings.engine, version or settings.version)
+        self.node_dir = settings.home / "nodes" / f"{self.spec.engine}-{self.spec.version}"
+        self.state_file = self.node_dir / "state.json"
+
+    # state
+    def state(self) -> NodeState | None:
+        if not self.state_file.exists():
+            return None
+        try:
+            return NodeState.model_validate_json(self.state_file.read_text())
+        except ValueError:
+            return None
+
+    def running(self) -> NodeState | None:
+        """The live node's state, if its process is alive and answers HTTP."""
+        state = self.state()
+        if state is None or not _pid_alive(state.pid):
+            return None
+        return state if _http_ok(state.url) else None
+
+    # start / stop
+    def up(self) -> NodeState:
+        """Start the node, or return the one already running."""
+        live = self.running()
+        if live is not None:
+            return live
+        dist = install_distribution(self.spec, self.settings.home)
+        java = find_java(self.spec)
+        port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
+        conf = self.node_dir / "config"
+        if not conf.exists():
+            shutil.copytree(dist / "config", conf)
+            _localise_jvm_options(conf / "jvm.options", self.node_dir)
+        for sub in ("data", "logs"):
+            (self.node_dir / sub).mkdir(parents=True, exist_ok=True)
+        pid_file = self.node_dir / "node.pid"
+        pid_file.unlink(missing_ok=True)
+        out_log = self.node_dir / "logs" / "stdout.log"
+
+        user = None
+        if os.geteuid() == 0:
+            user = ensure_service_user(self.settings.service_user)
+            _make_traversable(self.settings.home)
+            _chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
+        settings = {
+            "discovery.type": "single-node",
+            "network.host": "127.0.0.1",
+            "http.port": str(port),
+            "transport.port": str(port + 100),
+            "path.data": str(self.node_dir / "data"),
+            "path.logs": str(self.node_dir / "logs"),
+            "cluster.name": f"sira-seek-{self.spec.engine}",
+            "cluster.routing.allocation.disk.threshold_enabled": "false",
+            **self.spec.extra_settings,
+        }
+        cmd = [str(dist / self.spec.launcher), "-p", str(pid_file)]
+        for key, value in settings.items():
+            cmd += ["-E", f"{key}={value}"]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.node_dir),
+            "LANG": "C.UTF-8",
+            self.spec.java_home_env: str(java),
+            self.spec.java_opts_env: f"-Xms{self.settings.heap} -Xmx{self.settings.heap}",
+            self.spec.conf_env: str(conf),
+        }
+        with open(out_log, "ab") as log:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=self.node_dir,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                user=user.pw_uid if user else None,
+                group=user.pw_gid if user else None,
+            )
+        url = f"http://127.0.0.1:{port}"
+        state = NodeState(
+            engine=self.spec.engine, version=self.spec.version, url=url, pid=proc.pid,
+            node_dir=str(self.node_dir),
+        )
+        self.state_file.write_text(state.model_dump_json(indent=2))
+        deadline = time.monotonic() + self.settings.startup_timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise NodeStartError(self._failure(f"exited with code {proc.returncode}"))
+            if _http_ok(url, "/_cluster/health?wait_for_status=yellow&timeout=1s"):
+                if pid_file.exists():
+                    state.pid = int(pid_file.read_text().strip() or proc.pid)
+                    self.state_file.write_text(state.model_dump_json(indent=2))
+                return state
+            time.sleep(1.0)
+        self.down()
+        raise NodeStartError(self._failure(f"did not answer within {self.settings.startup_timeout:.0f}s"))
+
+    def down(self, purge: bool = False) -> bool:
+        """Stop the node if it runs; ``purge`` also deletes its data."""
+        state = self.state()
+        stopped = False
+        if state is not None and _pid_alive(state.pid):
+            _terminate(state.pid)
+            stopped = True
+        self.state_file.unlink(missing_ok=True)
+        if purge and self.node_dir.exists():
+            shutil.rmtree(self.node_dir)
+        return stopped
+
+    def _failure(self, what: str) -> str:
+        tail: list[str] = []
+        for log in (self.node_dir / "logs" / "stdout.log",):
+            if log.exists():
+                tail = log.read_text(errors="replace").splitlines()[-40:]
+        hint = ""
+        if any("can not run" in line and "root" in line for line in tail):
+            hint = "\nThe engine refuses to run as root: run sira-seek as root (it then uses a service user) or as a normal user."
+        return (
+            f"{self.spec.engine} {self.spec.version} {what}. Last lines of "
+            f"{self.node_dir / 'logs' / 'stdout.log'}:\n" + "\n".join(tail) + hint
+        )
+
+
+def _localise_jvm_options(jvm_options: Path, node_dir: Path) -> None:
+    """The launchers run from the (shared, read-only) distribution folder: point the JVM's
+    relative log and heap-dump paths at this node's own folders instead."""
+    if not jvm_options.exists():
+        return
+    text = jvm_options.read_text()
+    text = text.replace("file=logs/", f"file={node_dir}/logs/")
+    text = text.replace("ErrorFile=logs/", f"ErrorFile={node_dir}/logs/")
+    text = text.replace("HeapDumpPath=data", f"HeapDumpPath={node_dir}/data")
+    jvm_options.write_text(text)
+
+
+def _chown_tree(path: Path, uid: int, gid: int) -> None:
+    for p in [path, *path.rglob("*")]:
+        os.lchown(p, uid, gid)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    stat_file = Path(f"/proc/{pid}/stat")
+    if stat_file.exists() and ") Z " in stat_file.read_text():
+        return False
+    return True
+
+
+def _terminate(pid: int, timeout_s: float = 30.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _pid_alive(pid):
+            return
+        time.sleep(0.3)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _http_ok(url: str, path: str = "/_cluster/health") -> bool:
+    try:
+        with urllib.request.urlopen(url + path, timeout=3) as resp:  # noqa: S310 - loopback only
+            return bool(resp.status == 200 and json.loads(resp.read() or b"{}"))
+    except Exception:
+        return False

@@ -1,0 +1,93 @@
+"""OpenSearch through opensearch-py (1.x-3.x servers)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+from opensearchpy.exceptions import TransportError
+
+from sira_seek.backend import ClusterInfo
+from sira_seek.config import ClusterSettings
+
+from .base import RestBackend
+from .client_options import common_client_kwargs
+from .errors import SiraSeekEngineError
+
+
+class OpenSearchBackend(RestBackend):
+    name = "opensearch"
+
+    @classmethod
+    def connect(cls, settings: ClusterSettings, info: ClusterInfo) -> OpenSearchBackend:
+        kwargs = common_client_kwargs(settings, basic_auth_key="http_auth")
+        if "api_key" in kwargs:
+            kwargs["headers"] = {"authorization": f"ApiKey {kwargs.pop('api_key')}"}
+        if "ssl_assert_fingerprint" in kwargs:
+            kwargs["ssl_assert_fingerprint"] = kwargs["ssl_assert_fingerprint"].replace(":", "")
+        client = OpenSearch(
+            [info.url], timeout=settings.request_timeout, use_ssl=info.url.startswith("https"), **kwargs
+        )
+        return cls(client, info)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        ignore: tuple[int, ...] = (),
+    ) -> Any:
+        try:
+            return self.client.transport.perform_request(
+                method, path, params=dict(params or {}), body=body
+            )
+        except OSConnectionError as exc:
+            raise SiraSeekEngineError(
+                f"OpenSearch at {self.info.url} is unreachable ({type(exc).__name__})."
+            ) from None
+        except TransportError as exc:
+            if isinstance(exc.status_code, int) and exc.status_code in ignore:
+                return exc.info if isinstance(exc.info, dict) else {}
+            raise SiraSeekEngineError(_describe(exc)) from None
+
+    def _bulk(self, lines: list[dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return dict(self.client.bulk(body=lines))
+        except TransportError as exc:
+            raise SiraSeekEngineError(f"bulk request failed: {_describe(exc)}") from None
+
+    def _msearch(self, lines: list[dict[str, Any]], params: Mapping[str, Any] | None) -> Any:
+        try:
+            return self.client.msearch(body=lines, params=dict(params or {}))
+        except TransportError as exc:
+            raise SiraSeekEngineError(f"msearch failed: {_describe(exc)}") from None
+
+    def _open_pit(self, index: str, keep_alive: str) -> str:
+        body = self.request(
+            "POST", f"/{index}/_search/point_in_time", params={"keep_alive": keep_alive}
+        )
+        return str(body["pit_id"])
+
+    def _close_pit(self, pit_id: str) -> None:
+        self.request("DELETE", "/_search/point_in_time", body={"pit_id": [pit_id]}, ignore=(404,))
+
+    def _named_queries_score_supported(self) -> bool:
+        return self.info.major >= 3 or (self.info.major == 2 and int(self.info.version.split(".")[1]) >= 13)
+
+    def _combined_fields_supported(self) -> bool:
+        return self.info.major > 3 or (self.info.major == 3 and int(self.info.version.split(".")[1]) >= 2)
+
+
+def _describe(exc: TransportError) -> str:
+    info = exc.info if isinstance(exc.info, dict) else {}
+    err: Any = info.get("error", exc.error)
+    if isinstance(err, dict):
+        root = (err.get("root_cause") or [err])[0]
+        err = f"{root.get('type')}: {root.get('reason')}"
+    if exc.status_code in (401, 403):
+        return f"HTTP {exc.status_code}, permission denied: {err}"
+    return f"HTTP {exc.status_code}: {err}"

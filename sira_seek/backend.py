@@ -1,0 +1,165 @@
+"""The engine-agnostic view of a search cluster.
+
+Algorithms in ``sira_seek`` talk to a ``SearchBackend``; only ``sira_seek.esplugin`` knows
+Elasticsearch or OpenSearch. Records are pydantic models so results can be logged, compared
+and serialised without engine types leaking out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+
+class ClusterInfo(BaseModel):
+    """Which engine answered, detected from the cluster itself."""
+
+    engine: str  # "elasticsearch" | "opensearch" | a plugin's name
+    version: str
+    url: str
+    cluster_name: str | None = None
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+class Capabilities(BaseModel):
+    """What the cluster can do; analyzers and queries adapt to it instead of failing."""
+
+    english_analyzer: bool = False
+    porter_stem: bool = False
+    shingle: bool = True
+    named_queries_score: bool = False
+    point_in_time: bool = True
+    combined_fields: bool = False
+    modules: list[str] = Field(default_factory=list)
+
+
+class SearchHit(BaseModel):
+    id: str
+    score: float
+    source: dict[str, Any] | None = None
+    matched_queries: dict[str, float] | list[str] | None = None
+    seq_no: int | None = None
+    primary_term: int | None = None
+    sort: list[Any] | None = None
+
+
+class SearchResult(BaseModel):
+    hits: list[SearchHit]
+    total: int
+    took_ms: int
+
+
+class TermStatistic(BaseModel):
+    """Index-wide statistics of one analysed term (a unigram or a shingle)."""
+
+    term: str
+    doc_freq: int  # 0 when the index has never seen the term
+    total_term_freq: int = 0
+
+
+class FieldStatistics(BaseModel):
+    doc_count: int
+    sum_doc_freq: int = 0
+    sum_ttf: int = 0
+
+
+class TextTermStatistics(BaseModel):
+    """Statistics of every term the field's analyzer produces for one candidate text."""
+
+    text: str
+    field: str
+    terms: list[TermStatistic]
+    field_statistics: FieldStatistics | None = None
+
+
+class PartialUpdate(BaseModel):
+    """A bulk partial ``update``; ``seq_no``/``primary_term`` guard against lost updates."""
+
+    id: str
+    doc: dict[str, Any]
+    if_seq_no: int | None = None
+    if_primary_term: int | None = None
+    upsert: bool = False
+
+
+class BulkItemError(BaseModel):
+    id: str | None
+    status: int
+    reason: str
+
+
+class BulkResult(BaseModel):
+    succeeded: int = 0
+    noop: int = 0
+    errors: list[BulkItemError] = Field(default_factory=list)
+
+    def merge(self, other: BulkResult) -> BulkResult:
+        return BulkResult(
+            succeeded=self.succeeded + other.succeeded,
+            noop=self.noop + other.noop,
+            errors=[*self.errors, *other.errors],
+        )
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    """What SIRA, sira-sync, SEEK and evaluation need from a cluster."""
+
+    name: str
+    info: ClusterInfo
+
+    def capabilities(self) -> Capabilities: ...
+
+    def wait_for_health(self, status: str = "yellow", timeout_s: float = 60.0) -> str: ...
+
+    def index_exists(self, index: str) -> bool: ...
+
+    def create_index(self, index: str, body: Mapping[str, Any]) -> None: ...
+
+    def ensure_corpus_index(self, index: str, *, shards: int = 1, replicas: int = 0) -> bool: ...
+
+    def delete_index(self, index: str) -> None: ...
+
+    def refresh(self, index: str) -> None: ...
+
+    def count(self, index: str, query: Mapping[str, Any] | None = None) -> int: ...
+
+    def get_mapping(self, index: str) -> dict[str, Any]: ...
+
+    def put_mapping(self, index: str, properties: Mapping[str, Any]) -> None: ...
+
+    def bulk_upsert(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult: ...
+
+    def bulk_partial_update(self, index: str, updates: Iterable[PartialUpdate]) -> BulkResult: ...
+
+    def get(self, index: str, doc_id: str) -> SearchHit | None: ...
+
+    def search(
+        self, index: str, body: Mapping[str, Any], params: Mapping[str, Any] | None = None
+    ) -> SearchResult: ...
+
+    def msearch(
+        self, index: str, bodies: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None
+    ) -> list[SearchResult]: ...
+
+    def term_statistics(
+        self, index: str, field: str, texts: list[str]
+    ) -> list[TextTermStatistics]: ...
+
+    def scan(
+        self,
+        index: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        page_size: int = 500,
+        slice_id: int | None = None,
+        max_slices: int | None = None,
+        source: list[str] | bool = True,
+    ) -> Iterator[list[SearchHit]]: ...
+
+    def close(self) -> None: ...
