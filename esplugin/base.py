@@ -25,6 +25,8 @@ from sira_seek.backend import (
     TextTermStatistics,
 )
 
+from sira_seek.fields import SUBFIELD_PARENT
+
 from .errors import SiraSeekEngineError
 from .index_layout import corpus_index_body
 
@@ -95,6 +97,10 @@ class RestBackend(ABC):
     @abstractmethod
     def _close_pit(self, pit_id: str) -> None: ...
 
+    def _pit_sort(self) -> list[dict[str, str]]:
+        """A total order for search_after inside a point in time."""
+        return [{"_shard_doc": "asc"}]
+
     # -- cluster -------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
         if self._caps is None:
@@ -134,10 +140,10 @@ class RestBackend(ABC):
         return False
 
     def wait_for_health(self, status: str = "yellow", timeout_s: float = 60.0) -> str:
+        # `timeout` goes in the path: opensearch-py would take a `timeout` param as its own.
         body = self.request(
             "GET",
-            "/_cluster/health",
-            params={"wait_for_status": status, "timeout": f"{int(timeout_s)}s"},
+            f"/_cluster/health?wait_for_status={status}&timeout={int(timeout_s)}s",
             ignore=(408,),
         )
         return str(body.get("status"))
@@ -243,7 +249,7 @@ class RestBackend(ABC):
     def _msearch(self, lines: list[dict[str, Any]], params: Mapping[str, Any] | None) -> Any: ...
 
     def term_statistics(
-        self, index: str, field: str, texts: list[str]
+        self, index: str, field: str, texts: list[str], *, source_field: str | None = None
     ) -> list[TextTermStatistics]:
         """Analyse each text with ``field``'s analyzer and return index-wide term stats.
 
@@ -253,10 +259,11 @@ class RestBackend(ABC):
         """
         if not texts:
             return []
+        doc_field = source_field or SUBFIELD_PARENT.get(field, field)
         docs = [
             {
                 "_index": index,
-                "doc": {field: text},
+                "doc": {doc_field: text},
                 "fields": [field],
                 "term_statistics": True,
                 "field_statistics": True,
@@ -317,7 +324,7 @@ class RestBackend(ABC):
                     "size": page_size,
                     "query": dict(query) if query else {"match_all": {}},
                     "pit": {"id": pit_id, "keep_alive": keep_alive},
-                    "sort": [{"_shard_doc": "asc"}],
+                    "sort": self._pit_sort(),
                     "seq_no_primary_term": True,
                     "_source": source,
                     "track_total_hits": False,

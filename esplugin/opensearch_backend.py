@@ -75,6 +75,10 @@ class OpenSearchBackend(RestBackend):
     def _close_pit(self, pit_id: str) -> None:
         self.request("DELETE", "/_search/point_in_time", body={"pit_id": [pit_id]}, ignore=(404,))
 
+    def _pit_sort(self) -> list[dict[str, str]]:
+        # OpenSearch has no `_shard_doc` tiebreaker; `_id` is unique across shards.
+        return [{"_id": "asc"}]
+
     def _named_queries_score_supported(self) -> bool:
         return self.info.major >= 3 or (self.info.major == 2 and int(self.info.version.split(".")[1]) >= 13)
 

@@ -148,7 +148,7 @@ class SearchBackend(Protocol):
     ) -> list[SearchResult]: ...
 
     def term_statistics(
-        self, index: str, field: str, texts: list[str]
+        self, index: str, field: str, texts: list[str], *, source_field: str | None = None
     ) -> list[TextTermStatistics]: ...
 
     def scan(

@@ -10,3 +10,10 @@ PHRASE_SHINGLES = "sira_enrichment.phrases.shingles"
 CATEGORIES = "sira_enrichment.categories"
 CATEGORY_WORDS = "sira_enrichment.categories.words"
 SYNC = "sira_sync"
+
+# Multi-fields analyse their parent's text: artificial documents must set the parent.
+SUBFIELD_PARENT = {
+    CONTENTS_SHINGLES: CONTENTS,
+    PHRASE_SHINGLES: PHRASES,
+    CATEGORY_WORDS: CATEGORIES,
+}

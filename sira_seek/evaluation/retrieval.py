@@ -59,3 +59,14 @@ def per_query(
     judged = {q: dict(r) for q, r in qrels.items() if q in run}
     full_run = {q: run.get(q) or {"__none__": 0.0} for q in judged}
     return {m.query_id: float(m.value) for m in ir_measures.iter_calc([measure], judged, full_run)}
+
+
+def evaluate_bm25(
+    backend: SearchBackend, index: str, queries: list[Query], qrels: Mapping[str, Mapping[str, int]]
+) -> dict[str, float]:
+    """The plain BM25 baseline: metrics plus the number of evaluated queries."""
+    from sira_seek.bm25 import bm25_query
+
+    judged = [q for q in queries if q.id in qrels]
+    run = retrieve_run(backend, index, judged, lambda q: bm25_query(q.text))
+    return {**evaluate_run(run, qrels), "queries": len(judged)}

@@ -1,0 +1,42 @@
+"""`sira-seek eval ...`: retrieval metrics (ir-measures) and QA scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sira_seek.corpus import read_qrels, read_queries
+from sira_seek.evaluation.retrieval import evaluate_bm25
+
+from .options import backend_from_options, cluster_options, friendly_errors
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Evaluate retrieval or answers."""
+
+
+@eval_group.command("retrieval")
+@click.option("--index", required=True)
+@click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
+@click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
+@click.option("--method", type=click.Choice(["bm25"]), default="bm25", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@cluster_options
+@friendly_errors
+def eval_retrieval(
+    index: str, queries: Path, qrels: Path, method: str, as_json: bool, **kw: Any
+) -> None:
+    """nDCG@10, Recall@10 and Recall@100 of METHOD over BEIR queries and qrels."""
+    backend = backend_from_options(kw)
+    if not backend.index_exists(index):
+        raise click.ClickException(f"index {index!r} does not exist: run `sira-seek ingest` first")
+    metrics = evaluate_bm25(backend, index, read_queries(queries), read_qrels(qrels))
+    if as_json:
+        click.echo(json.dumps(metrics))
+    else:
+        for name, value in metrics.items():
+            click.echo(f"{name:12s} {value}")

@@ -1,0 +1,45 @@
+"""`sira-seek ingest PATH --index NAME`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from tqdm import tqdm
+
+from sira_seek.ingest import ingest_corpus
+
+from .options import backend_from_options, cluster_options, friendly_errors
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--index", required=True, help="Index to create or update.")
+@click.option("--shards", type=int, default=1, show_default=True, help="1 keeps DF exact.")
+@click.option("--recreate", is_flag=True, help="Delete the index first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@cluster_options
+@friendly_errors
+def ingest(path: Path, index: str, shards: int, recreate: bool, as_json: bool, **kw: Any) -> None:
+    """Load a BEIR corpus (folder or corpus.jsonl) into INDEX; safe to re-run."""
+    backend = backend_from_options(kw)
+    if recreate:
+        backend.delete_index(index)
+    with tqdm(desc=f"ingest {index}", unit="doc", disable=as_json) as bar:
+        report = ingest_corpus(backend, index, path, shards=shards, on_progress=bar.update)
+    if as_json:
+        click.echo(json.dumps(report.model_dump(), indent=2))
+        return
+    for bad in report.bad_records[:50]:
+        click.echo(f"skipped {bad.path}:{bad.line}: {bad.reason}", err=True)
+    if len(report.bad_records) > 50:
+        click.echo(f"... and {len(report.bad_records) - 50} more bad records", err=True)
+    for err in report.failed[:20]:
+        click.echo(f"failed {err.id}: {err.reason}", err=True)
+    click.echo(
+        f"{index}: {report.written} written, {report.unchanged} unchanged, "
+        f"{len(report.bad_records)} bad records skipped, {len(report.failed)} failed "
+        f"({report.seconds:.1f}s)"
+    )
