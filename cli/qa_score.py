@@ -1,0 +1,55 @@
+"""``sira-seek eval qa-score``: score an existing prediction file with the papers' metrics.
+
+Kept thin on purpose: reading and scoring live in `sira_seek.evaluation.qa_metrics`, so the
+numbers printed here are the ones the Python API and ``eval qa`` produce.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from sira_seek.evaluation.qa_metrics import (
+    METRIC_NAMES,
+    PredictionFileError,
+    QAScores,
+    read_predictions,
+    score_predictions,
+)
+
+
+def format_table(scores: QAScores) -> str:
+    """A two-column table for people; ``--json`` is the machine-readable form."""
+    rows = [(name, f"{getattr(scores, name):.3f}") for name in METRIC_NAMES]
+    rows.append(("questions", str(scores.questions)))
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value:>6}" for name, value in rows)
+
+
+@click.command("qa-score")
+@click.option(
+    "--predictions",
+    "predictions_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL file with gold answers (`answer` or `golden_answers`) and predictions "
+    "(`pred_ans` or `prediction`).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
+def qa_score(predictions_path: Path, as_json: bool) -> None:
+    """Score a prediction file with Cover-EM, EM and token F1 (the SEEK papers' normalisation)."""
+    try:
+        records = read_predictions(predictions_path)
+    except PredictionFileError as err:
+        raise click.ClickException(str(err)) from None
+    except OSError as err:
+        raise click.ClickException(f"cannot read {predictions_path}: {err}") from None
+    if not records:
+        raise click.ClickException(f"{predictions_path}: no predictions to score")
+    scores = score_predictions(records)
+    if as_json:
+        click.echo(json.dumps(scores.as_report()))
+    else:
+        click.echo(format_table(scores))

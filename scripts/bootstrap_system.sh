@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install the system tools sira-seek's local nodes need (Maven, a JDK), only if missing.
+# Idempotent and quick when everything is there; uses apt-get when run as root.
+set -euo pipefail
+
+need=()
+command -v mvn >/dev/null 2>&1 || need+=(maven)
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v python3 >/dev/null 2>&1 || need+=(python3 python3-venv)
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "sira-seek needs: ${need[*]} (install them, or point sira-seek at a cluster with --url)" >&2
+  exit 1
+fi
+echo "installing ${need[*]} with apt-get ..." >&2
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

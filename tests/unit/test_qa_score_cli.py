@@ -1,0 +1,96 @@
+"""``sira-seek eval qa-score`` through click's runner, on the reference predictions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sira_seek.cli.qa_score import qa_score
+
+
+@pytest.fixture(scope="module")
+def infer_file(shared_data: Path) -> Path:
+    """``shared_data`` (tests/conftest.py) fails the run, never skips, when the data is absent."""
+    path = shared_data / "pager_samples" / "infer" / "nq_test_shuffle_2k.jsonl"
+    if not path.is_file():
+        pytest.fail(f"PAGER sample predictions missing: {path} does not exist", pytrace=False)
+    return path
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(qa_score, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def test_json_output_reproduces_the_papers_scores(infer_file: Path) -> None:
+    code, output = _run("--predictions", str(infer_file), "--json")
+    assert code == 0, output
+    report = json.loads(output)
+    assert list(report) == ["cover_em", "em", "f1", "questions"]
+    assert report["questions"] == 10
+    assert round(report["cover_em"], 3) == 0.6
+    assert round(report["em"], 3) == 0.6
+    assert round(report["f1"], 3) == 0.661
+
+
+def test_table_output(infer_file: Path) -> None:
+    code, output = _run("--predictions", str(infer_file))
+    assert code == 0, output
+    rows = dict(line.split() for line in output.strip().splitlines())
+    assert rows == {"cover_em": "0.600", "em": "0.600", "f1": "0.661", "questions": "10"}
+
+
+def test_bad_line_is_reported_with_its_number_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "preds.jsonl"
+    good = json.dumps({"golden_answers": ["a"], "prediction": "a"})
+    path.write_text(f"{good}\n{good}\n{{broken\n", encoding="utf-8")
+    code, output = _run("--predictions", str(path), "--json")
+    assert code == 1
+    assert f"Error: {path}, line 3: invalid JSON" in output
+    assert "Traceback" not in output
+
+
+def test_missing_keys_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "preds.jsonl"
+    path.write_text(json.dumps({"answer": ["a"], "output": "a"}) + "\n", encoding="utf-8")
+    code, output = _run("--predictions", str(path))
+    assert code == 1
+    assert "line 1: no prediction: expected one of pred_ans, prediction" in output
+
+
+def test_empty_file_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    code, output = _run("--predictions", str(path))
+    assert code == 1
+    assert "no predictions to score" in output
+
+
+def test_undecodable_file_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "binary.jsonl"
+    good = json.dumps({"answer": ["a"], "pred_ans": "a"}).encode()
+    path.write_bytes(good + b"\n" + b'{"answer": ["\xff"]}\n')
+    code, output = _run("--predictions", str(path))
+    assert code == 1
+    assert f"Error: {path}, line 2: not UTF-8 text" in output
+
+
+def test_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    line = json.dumps({"answer": ["a"], "pred_ans": "a"})
+    path.write_bytes(b"\xef\xbb\xbf" + line.encode() + b"\n")
+    code, output = _run("--predictions", str(path), "--json")
+    assert code == 0, output
+    assert json.loads(output)["em"] == 1.0
+
+
+def test_missing_file_and_missing_option_are_usage_errors(tmp_path: Path) -> None:
+    assert _run("--predictions", str(tmp_path / "absent.jsonl"))[0] == 2
+    assert _run()[0] == 2
+
+
+def test_command_name_for_registration() -> None:
+    assert qa_score.name == "qa-score"
