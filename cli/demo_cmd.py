@@ -29,7 +29,9 @@ def demo(engine: str, url: str | None, data: Path | None, index: str, as_json: b
     """Start a local node, ingest wikimh, and evaluate BM25 on its HotpotQA questions."""
     data = data or default_data_dir() / "wikimh"
     if not (data / "corpus.jsonl").exists():
-        raise click.ClickException(f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA")
+        raise click.ClickException(
+            f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA"
+        )
     if url is None:
         click.echo(f"[1/3] starting a local {engine} node ...", err=True)
         url = LocalNode(NodeSettings(), engine).up().url

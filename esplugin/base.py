@@ -24,7 +24,6 @@ from sira_seek.backend import (
     TermStatistic,
     TextTermStatistics,
 )
-
 from sira_seek.fields import SUBFIELD_PARENT
 
 from .errors import SiraSeekEngineError
@@ -115,7 +114,9 @@ class RestBackend(ABC):
             return False
 
     def _probe_capabilities(self) -> Capabilities:
-        nodes = self.request("GET", "/_nodes/_local", params={"filter_path": "nodes.*.modules.name"})
+        nodes = self.request(
+            "GET", "/_nodes/_local", params={"filter_path": "nodes.*.modules.name"}
+        )
         modules = sorted(
             {m["name"] for n in (nodes.get("nodes") or {}).values() for m in n.get("modules", [])}
         )
@@ -160,7 +161,9 @@ class RestBackend(ABC):
         """Create ``index`` with the sira-seek corpus layout unless it exists; True if created."""
         if self.index_exists(index):
             return False
-        self.create_index(index, corpus_index_body(self.capabilities(), shards=shards, replicas=replicas))
+        self.create_index(
+            index, corpus_index_body(self.capabilities(), shards=shards, replicas=replicas)
+        )
         return True
 
     def delete_index(self, index: str) -> None:
@@ -207,7 +210,9 @@ class RestBackend(ABC):
     def bulk_upsert(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult:
         """Create or merge documents by ``_id``; fields not given (enrichment) are kept."""
         updates = (
-            PartialUpdate(id=str(d["_id"]), doc={k: v for k, v in d.items() if k != "_id"}, upsert=True)
+            PartialUpdate(
+                id=str(d["_id"]), doc={k: v for k, v in d.items() if k != "_id"}, upsert=True
+            )
             for d in docs
         )
         return self.bulk_partial_update(index, updates)

@@ -46,10 +46,10 @@ def _headers(settings: ClusterSettings) -> dict[str, str]:
 def _get(pool: urllib3.PoolManager, url: str, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
     try:
         return pool.request("GET", url, headers=headers)
-    except urllib3.exceptions.SSLError as exc:
+    except urllib3.exceptions.SSLError:
         raise SiraSeekEngineError(
             f"TLS verification failed for {url.split('?')[0]}: check --ca-certs / "
-            f"--ssl-fingerprint, or the host name ({type(exc.reason).__name__ if hasattr(exc, 'reason') else 'SSLError'})"
+            "--ssl-fingerprint, or the host name."
         ) from None
     except urllib3.exceptions.HTTPError as exc:
         raise SiraSeekEngineError(
@@ -68,8 +68,8 @@ def detect_cluster(settings: ClusterSettings) -> ClusterInfo:
     resp = _get(pool, base + "/", headers)
     if resp.status in (401, 403):
         raise SiraSeekEngineError(
-            f"The cluster at {base} refused the credentials (HTTP {resp.status}): check the API key "
-            "or user name and password."
+            f"The cluster at {base} refused the credentials (HTTP {resp.status}): "
+            "check the API key or user name and password."
         )
     product = resp.headers.get("X-elastic-product", "")
     if resp.status == 200:

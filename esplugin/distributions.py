@@ -42,6 +42,8 @@ class DistributionSpec(BaseModel):
 
 
 def distribution_spec(engine: str, version: str | None = None) -> DistributionSpec:
+    if engine not in DEFAULT_VERSIONS:
+        raise ValueError(f"unknown engine {engine!r}: choose opensearch or elasticsearch")
     version = version or DEFAULT_VERSIONS[engine]
     major = int(version.split(".")[0])
     if engine == "opensearch":

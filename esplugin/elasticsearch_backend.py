@@ -83,7 +83,9 @@ class ElasticsearchBackend(RestBackend):
         self.request("DELETE", "/_pit", body={"id": pit_id}, ignore=(404,))
 
     def _named_queries_score_supported(self) -> bool:
-        return self.info.major > 8 or (self.info.major == 8 and int(self.info.version.split(".")[1]) >= 8)
+        return self.info.major > 8 or (
+            self.info.major == 8 and int(self.info.version.split(".")[1]) >= 8
+        )
 
     def _combined_fields_supported(self) -> bool:
         return True

@@ -8,6 +8,7 @@ runs as a dedicated unprivileged system user.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -60,8 +61,12 @@ def fetch_artifact(coords: str, dest: Path) -> Path:
         )
     dest.mkdir(parents=True, exist_ok=True)
     cmd = [
-        mvn, "-B", "-q", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
-        f"-Dartifact={coords}", f"-DoutputDirectory={dest}",
+        mvn,
+        "-B",
+        "-q",
+        "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
+        f"-Dartifact={coords}",
+        f"-DoutputDirectory={dest}",
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not target.exists():
@@ -219,7 +224,9 @@ def _free_port(preferred: int) -> int:
 class LocalNode:
     """One engine/version's node: its folders, its state file and its process."""
 
-    def __init__(self, settings: NodeSettings, engine: str | None = None, version: str | None = None):
+    def __init__(
+        self, settings: NodeSettings, engine: str | None = None, version: str | None = None
+    ):
         self.settings = settings
         self.spec = distribution_spec(engine or settings.engine, version or settings.version)
         self.node_dir = settings.home / "nodes" / f"{self.spec.engine}-{self.spec.version}"
@@ -301,7 +308,10 @@ class LocalNode:
             )
         url = f"http://127.0.0.1:{port}"
         state = NodeState(
-            engine=self.spec.engine, version=self.spec.version, url=url, pid=proc.pid,
+            engine=self.spec.engine,
+            version=self.spec.version,
+            url=url,
+            pid=proc.pid,
             node_dir=str(self.node_dir),
         )
         self.state_file.write_text(state.model_dump_json(indent=2))
@@ -316,7 +326,9 @@ class LocalNode:
                 return state
             time.sleep(1.0)
         self.down()
-        raise NodeStartError(self._failure(f"did not answer within {self.settings.startup_timeout:.0f}s"))
+        raise NodeStartError(
+            self._failure(f"did not answer within {self.settings.startup_timeout:.0f}s")
+        )
 
     def down(self, purge: bool = False) -> bool:
         """Stop the node if it runs; ``purge`` also deletes its data."""
@@ -337,7 +349,10 @@ class LocalNode:
                 tail = log.read_text(errors="replace").splitlines()[-40:]
         hint = ""
         if any("can not run" in line and "root" in line for line in tail):
-            hint = "\nThe engine refuses to run as root: run sira-seek as root (it then uses a service user) or as a normal user."
+            hint = (
+                "\nThe engine refuses to run as root: run sira-seek as root (it then uses a "
+                "service user) or as a normal user."
+            )
         return (
             f"{self.spec.engine} {self.spec.version} {what}. Last lines of "
             f"{self.node_dir / 'logs' / 'stdout.log'}:\n" + "\n".join(tail) + hint
@@ -369,9 +384,7 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     stat_file = Path(f"/proc/{pid}/stat")
-    if stat_file.exists() and ") Z " in stat_file.read_text():
-        return False
-    return True
+    return not (stat_file.exists() and ") Z " in stat_file.read_text())
 
 
 def _terminate(pid: int, timeout_s: float = 30.0) -> None:
@@ -384,10 +397,8 @@ def _terminate(pid: int, timeout_s: float = 30.0) -> None:
         if not _pid_alive(pid):
             return
         time.sleep(0.3)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _http_ok(url: str, path: str = "/_cluster/health") -> bool:

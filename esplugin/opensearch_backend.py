@@ -28,7 +28,10 @@ class OpenSearchBackend(RestBackend):
         if "ssl_assert_fingerprint" in kwargs:
             kwargs["ssl_assert_fingerprint"] = kwargs["ssl_assert_fingerprint"].replace(":", "")
         client = OpenSearch(
-            [info.url], timeout=settings.request_timeout, use_ssl=info.url.startswith("https"), **kwargs
+            [info.url],
+            timeout=settings.request_timeout,
+            use_ssl=info.url.startswith("https"),
+            **kwargs,
         )
         return cls(client, info)
 
@@ -80,10 +83,14 @@ class OpenSearchBackend(RestBackend):
         return [{"_id": "asc"}]
 
     def _named_queries_score_supported(self) -> bool:
-        return self.info.major >= 3 or (self.info.major == 2 and int(self.info.version.split(".")[1]) >= 13)
+        return self.info.major >= 3 or (
+            self.info.major == 2 and int(self.info.version.split(".")[1]) >= 13
+        )
 
     def _combined_fields_supported(self) -> bool:
-        return self.info.major > 3 or (self.info.major == 3 and int(self.info.version.split(".")[1]) >= 2)
+        return self.info.major > 3 or (
+            self.info.major == 3 and int(self.info.version.split(".")[1]) >= 2
+        )
 
 
 def _describe(exc: TransportError) -> str:

@@ -62,7 +62,9 @@ def _json_lines(path: Path, report: ReadReport) -> Iterator[tuple[int, dict]]:
                 )
                 continue
             if not isinstance(record, dict):
-                report.bad.append(BadRecord(path=str(path), line=lineno, reason="not a JSON object"))
+                report.bad.append(
+                    BadRecord(path=str(path), line=lineno, reason="not a JSON object")
+                )
                 continue
             yield lineno, record
 

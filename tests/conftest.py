@@ -1,12 +1,28 @@
-"""Fixtures shared by every test layer."""
+"""Fixtures shared by every test layer.
+
+Real nodes: one per engine per test session, a unique index per test. Order of preference:
+a URL in SIRA_SEEK_TEST_<ENGINE>_URL, then testcontainers when a Docker daemon answers, then
+a local node from the official Maven Central archive. A node that cannot start fails the
+suite (it is never skipped). Unit tests never ask for these fixtures.
+"""
 
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from sira_seek.backend import SearchBackend
+from sira_seek.config import ClusterSettings, NodeSettings
+from sira_seek.esplugin.containers import docker_available, start_container
+from sira_seek.esplugin.local_node import LocalNode
+from sira_seek.esplugin.registry import connect
+from sira_seek.ingest import ingest_corpus
+
+ENGINES = ["opensearch", "elasticsearch"]
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -36,3 +52,77 @@ def wikimh_dir(shared_data: Path) -> Path:
     if not (path / "corpus.jsonl").exists():
         pytest.fail(f"wikimh corpus missing under {path}", pytrace=False)
     return path
+
+
+def _start(engine: str) -> tuple[str, object]:
+    env_url = os.environ.get(f"SIRA_SEEK_TEST_{engine.upper()}_URL")
+    if env_url:
+        return env_url, None
+    if docker_available():
+        url, container = start_container(engine)
+        return url, ("container", container)
+    local = LocalNode(NodeSettings(), engine)
+    started_here = local.running() is None
+    state = local.up()
+    return state.url, ("local", local) if started_here else None
+
+
+@pytest.fixture(scope="session")
+def node_urls() -> Iterator[dict[str, str]]:
+    urls: dict[str, str] = {}
+    handles: list[object] = []
+    try:
+        for engine in ENGINES:
+            try:
+                url, handle = _start(engine)
+            except Exception as exc:  # the suite must fail loudly, never skip
+                pytest.fail(f"could not start a real {engine} node: {exc}", pytrace=False)
+            urls[engine] = url
+            if handle is not None:
+                handles.append(handle)
+        yield urls
+    finally:
+        if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
+            for kind, handle in handles:  # type: ignore[misc]
+                if kind == "container":
+                    handle.stop()
+                else:
+                    handle.down()
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def backends(node_urls: dict[str, str]) -> dict[str, SearchBackend]:
+    return {e: connect(ClusterSettings(url=u)) for e, u in node_urls.items()}
+
+
+@pytest.fixture(scope="session")
+def backend(backends: dict[str, SearchBackend], engine: str) -> SearchBackend:
+    return backends[engine]
+
+
+@pytest.fixture
+def index_name(backend: SearchBackend) -> Iterator[str]:
+    name = f"test-{uuid.uuid4().hex[:12]}"
+    yield name
+    backend.delete_index(name)
+
+
+@pytest.fixture(scope="session")
+def wikimh_indexes(
+    backends: dict[str, SearchBackend], wikimh_dir: Path
+) -> Iterator[dict[str, str]]:
+    """wikimh ingested once per engine for the evaluation tests."""
+    names: dict[str, str] = {}
+    for eng, be in backends.items():
+        name = f"test-wikimh-{uuid.uuid4().hex[:8]}"
+        report = ingest_corpus(be, name, wikimh_dir)
+        assert report.written == 9003 and not report.bad_records and not report.failed
+        names[eng] = name
+    yield names
+    for eng, name in names.items():
+        backends[eng].delete_index(name)

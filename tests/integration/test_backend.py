@@ -41,7 +41,9 @@ def test_index_analyzer_matches_capabilities(
     assert backend.ensure_corpus_index(index_name) is False
     assert isinstance(backend, RestBackend)
     tokens = backend.request(
-        "POST", f"/{index_name}/_analyze", body={"analyzer": "sira_text", "text": "The running foxes"}
+        "POST",
+        f"/{index_name}/_analyze",
+        body={"analyzer": "sira_text", "text": "The running foxes"},
     )["tokens"]
     words = [t["token"] for t in tokens]
     if backend.capabilities().english_analyzer:
@@ -57,13 +59,22 @@ def test_ingest_reports_bad_lines_and_is_idempotent(
 ) -> None:
     corpus = write_corpus(
         tmp_path / "corpus.jsonl",
-        [DOCS[0], "{not json", {"title": "no id", "text": "x"}, DOCS[1], {"_id": "e", "text": " "},
-         DOCS[2], DOCS[3]],
+        [
+            DOCS[0],
+            "{not json",
+            {"title": "no id", "text": "x"},
+            DOCS[1],
+            {"_id": "e", "text": " "},
+            DOCS[2],
+            DOCS[3],
+        ],
     )
     first = ingest_corpus(backend, index_name, corpus)
     assert first.written == 4
     assert [(b.line, b.reason.split(" ")[0]) for b in first.bad_records] == [
-        (2, "not"), (3, "missing"), (5, "empty")
+        (2, "not"),
+        (3, "missing"),
+        (5, "empty"),
     ]
     assert backend.count(index_name) == 4
     again = ingest_corpus(backend, index_name, corpus)
@@ -80,8 +91,14 @@ def test_reingest_keeps_enrichment_and_source(
     assert before is not None
     result = backend.bulk_partial_update(
         index_name,
-        [PartialUpdate(id="d1", doc={"sira_enrichment": {"phrases": ["lunar landing", "NASA"]}},
-                       if_seq_no=before.seq_no, if_primary_term=before.primary_term)],
+        [
+            PartialUpdate(
+                id="d1",
+                doc={"sira_enrichment": {"phrases": ["lunar landing", "NASA"]}},
+                if_seq_no=before.seq_no,
+                if_primary_term=before.primary_term,
+            )
+        ],
     )
     assert result.succeeded == 1 and not result.errors
     ingest_corpus(backend, index_name, corpus)
@@ -101,11 +118,19 @@ def test_stale_update_is_rejected_not_clobbered(
     seen = backend.get(index_name, "d2")
     assert seen is not None
     # someone else writes first
-    backend.bulk_partial_update(index_name, [PartialUpdate(id="d2", doc={"text": "changed by another writer"})])
+    backend.bulk_partial_update(
+        index_name, [PartialUpdate(id="d2", doc={"text": "changed by another writer"})]
+    )
     stale = backend.bulk_partial_update(
         index_name,
-        [PartialUpdate(id="d2", doc={"sira_enrichment": {"phrases": ["x"]}},
-                       if_seq_no=seen.seq_no, if_primary_term=seen.primary_term)],
+        [
+            PartialUpdate(
+                id="d2",
+                doc={"sira_enrichment": {"phrases": ["x"]}},
+                if_seq_no=seen.seq_no,
+                if_primary_term=seen.primary_term,
+            )
+        ],
     )
     assert stale.succeeded == 0 and [e.status for e in stale.errors] == [409]
     now = backend.get(index_name, "d2")

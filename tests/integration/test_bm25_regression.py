@@ -20,7 +20,10 @@ EXPECTED = json.loads(
 
 
 def test_bm25_metrics_match_pinned(
-    backends: dict[str, SearchBackend], wikimh_indexes: dict[str, str], wikimh_dir: Path, engine: str
+    backends: dict[str, SearchBackend],
+    wikimh_indexes: dict[str, str],
+    wikimh_dir: Path,
+    engine: str,
 ) -> None:
     be = backends[engine]
     pinned = EXPECTED["engines"][engine]
@@ -32,7 +35,9 @@ def test_bm25_metrics_match_pinned(
     )
     assert metrics["queries"] == 100
     for name in ("ndcg@10", "recall@10", "recall@100"):
-        assert metrics[name] == pytest.approx(pinned["metrics"][name], abs=EXPECTED["tolerance"]), name
+        assert metrics[name] == pytest.approx(pinned["metrics"][name], abs=EXPECTED["tolerance"]), (
+            name
+        )
 
 
 def test_bm25_top_scores_match_pinned(

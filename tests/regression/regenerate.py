@@ -1,6 +1,6 @@
 """Regenerate bm25_wikimh_hotpotqa.json from live nodes (run only after a deliberate change).
 
-    python tests/regression/regenerate.py --opensearch URL --elasticsearch URL
+python tests/regression/regenerate.py --opensearch URL --elasticsearch URL
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def main() -> None:
         ingest_corpus(be, index, args.data)
         try:
             metrics = evaluate_bm25(
-                be, index, read_queries(args.data / "queries-hotpotqa.jsonl"),
+                be,
+                index,
+                read_queries(args.data / "queries-hotpotqa.jsonl"),
                 read_qrels(args.data / "qrels-hotpotqa.tsv"),
             )
             metrics.pop("queries")

@@ -1,0 +1,116 @@
+"""`sira-seek node up/down` as root (service user) and as a normal user."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli
+
+from sira_seek.config import NodeSettings
+from sira_seek.esplugin.local_node import LocalNode
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+REPO = Path(__file__).resolve().parents[2]
+E2E_USER = "sira-e2e"
+
+
+def _health(url: str) -> str:
+    with urllib.request.urlopen(url + "/_cluster/health", timeout=5) as resp:
+        return str(json.loads(resp.read())["status"])
+
+
+def test_node_up_reuses_the_running_node(node_urls: dict[str, str]) -> None:
+    if os.environ.get("SIRA_SEEK_TEST_OPENSEARCH_URL"):
+        pytest.skip("the suite was pointed at an external cluster")
+    res = run_cli(["node", "up", "--engine", "opensearch"], timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == node_urls["opensearch"]
+    status = run_cli(["node", "status"])
+    assert node_urls["opensearch"] in status.stdout
+
+
+def _normal_user() -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(E2E_USER)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", E2E_USER],
+            check=True,
+        )
+        return pwd.getpwnam(E2E_USER)
+
+
+@pytest.fixture
+def world_readable_tmp() -> Iterator[Path]:
+    """pytest's tmp_path sits under a root-only folder; a normal user needs to reach this one."""
+    path = Path(tempfile.mkdtemp(prefix="sira-e2e-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_node_up_and_down_as_a_normal_user(world_readable_tmp: Path) -> None:
+    """A non-root user gets a node of its own, in its own folder, without the service user."""
+    tmp_path = world_readable_tmp
+    home = tmp_path / "home"
+    downloads = home / "downloads"
+    downloads.mkdir(parents=True)
+    # Reuse the archives the session already fetched (no second download).
+    cached = NodeSettings().home / "downloads"
+    for f in cached.glob("opensearch-*"):
+        shutil.copy2(f, downloads / f.name)
+    for f in cached.glob("analysis-common-*"):
+        shutil.copy2(f, downloads / f.name)
+    if os.geteuid() == 0:
+        # The project venv may live under /root (unreadable to others): build one the user can run.
+        venv = tmp_path / "venv"
+        subprocess.run(["/usr/bin/python3", "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", str(REPO)], check=True, timeout=600
+        )
+        user = _normal_user()
+        os.chown(home, user.pw_uid, user.pw_gid)
+        for p in home.rglob("*"):
+            os.chown(p, user.pw_uid, user.pw_gid)
+        prefix = ["runuser", "-u", E2E_USER, "--"]
+        exe = str(venv / "bin" / "sira-seek")
+    else:
+        prefix, exe = [], shutil.which("sira-seek") or "sira-seek"
+    env = {"PATH": os.environ["PATH"], "SIRA_SEEK_NODE_HOME": str(home), "HOME": str(home)}
+    up = subprocess.run(
+        [*prefix, exe, "node", "up", "--engine", "opensearch"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=400,
+        check=False,
+    )
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        url = up.stdout.strip().splitlines()[-1]
+        assert _health(url) in ("green", "yellow")
+        state = LocalNode(NodeSettings(home=home), "opensearch").state()
+        assert state is not None
+        owner = Path(f"/proc/{state.pid}").stat().st_uid
+        assert owner != 0  # never runs as root
+    finally:
+        down = subprocess.run(
+            [*prefix, exe, "node", "down", "--engine", "opensearch", "--purge"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    assert down.returncode == 0, down.stderr
+    assert "stopped opensearch" in down.stdout
