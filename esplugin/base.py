@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -242,7 +242,10 @@ class RestBackend(ABC):
         return _result(raw)
 
     def msearch(
-        self, index: str, bodies: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None
+        self,
+        index: str,
+        bodies: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any] | None = None,
     ) -> list[SearchResult]:
         lines: list[dict[str, Any]] = []
         for body in bodies:

@@ -254,6 +254,8 @@ class LocalNode:
         live = self.running()
         if live is not None:
             return live
+        if os.geteuid() == 0:
+            _check_reachable(self.settings.home)
         dist = install_distribution(self.spec, self.settings.home)
         java = find_java(self.spec)
         port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
@@ -369,6 +371,17 @@ def _localise_jvm_options(jvm_options: Path, node_dir: Path) -> None:
     text = text.replace("ErrorFile=logs/", f"ErrorFile={node_dir}/logs/")
     text = text.replace("HeapDumpPath=data", f"HeapDumpPath={node_dir}/data")
     jvm_options.write_text(text)
+
+
+def _check_reachable(home: Path) -> None:
+    """Under root the node runs as another user, who must be able to walk down to ``home``."""
+    for folder in [home.resolve(), *home.resolve().parents]:
+        if folder.exists() and not folder.stat().st_mode & stat.S_IXOTH:
+            raise NodeStartError(
+                f"{folder} is closed to other users, so the unprivileged service user that runs "
+                f"the node cannot reach {home}. Set SIRA_SEEK_NODE_HOME to a folder under a "
+                "world-traversable path (the default for root is /var/lib/sira-seek)."
+            )
 
 
 def _chown_tree(path: Path, uid: int, gid: int) -> None:

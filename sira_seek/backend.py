@@ -7,7 +7,7 @@ and serialised without engine types leaking out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -144,7 +144,10 @@ class SearchBackend(Protocol):
     ) -> SearchResult: ...
 
     def msearch(
-        self, index: str, bodies: list[Mapping[str, Any]], params: Mapping[str, Any] | None = None
+        self,
+        index: str,
+        bodies: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any] | None = None,
     ) -> list[SearchResult]: ...
 
     def term_statistics(

@@ -9,6 +9,8 @@ suite (it is never skipped). Unit tests never ask for these fixtures.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +128,12 @@ def wikimh_indexes(
     yield names
     for eng, name in names.items():
         backends[eng].delete_index(name)
+
+
+@pytest.fixture
+def world_readable_tmp() -> Iterator[Path]:
+    """pytest's tmp_path sits under a root-only folder; a node's service user must reach this."""
+    path = Path(tempfile.mkdtemp(prefix="sira-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

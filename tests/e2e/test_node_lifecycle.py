@@ -7,9 +7,7 @@ import os
 import pwd
 import shutil
 import subprocess
-import tempfile
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,15 +46,6 @@ def _normal_user() -> pwd.struct_passwd:
             check=True,
         )
         return pwd.getpwnam(E2E_USER)
-
-
-@pytest.fixture
-def world_readable_tmp() -> Iterator[Path]:
-    """pytest's tmp_path sits under a root-only folder; a normal user needs to reach this one."""
-    path = Path(tempfile.mkdtemp(prefix="sira-e2e-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_node_up_and_down_as_a_normal_user(world_readable_tmp: Path) -> None:
