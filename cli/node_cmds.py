@@ -23,29 +23,43 @@ def node() -> None:
 @click.option("--version", "version", default=None, help="Engine version (default per engine).")
 @click.option("--port", type=int, default=None, help="HTTP port (default: a free one).")
 @click.option("--heap", default="512m", show_default=True)
+@click.option(
+    "--secure", is_flag=True, help="Elasticsearch: HTTPS with a private CA and file-realm users."
+)
 @friendly_errors
-def node_up(engine: str, version: str | None, port: int | None, heap: str) -> None:
+def node_up(engine: str, version: str | None, port: int | None, heap: str, secure: bool) -> None:
     """Start a node (or reuse the running one) and print its URL."""
-    settings = NodeSettings(http_port=port, heap=heap)
+    settings = NodeSettings(http_port=port, heap=heap, secure=secure)
     local = LocalNode(settings, engine, version)
     if local.running() is None:
         click.echo(f"starting {engine} {local.spec.version} (first run downloads it) ...", err=True)
     state = local.up()
     click.echo(state.url)
+    creds = local.credentials()
+    if creds is not None:
+        click.echo(
+            f"CA file: {creds.ca_certs}\nusers {creds.username} (superuser) and "
+            f"{creds.reader_username} (read-only); passwords in {local.node_dir / 'credentials.json'}",
+            err=True,
+        )
 
 
 @node.command("down")
 @click.option("--engine", type=ENGINES, default=None, help="Default: every running node.")
 @click.option("--version", "version", default=None)
 @click.option("--purge", is_flag=True, help="Also delete the node's data.")
+@click.option("--secure", is_flag=True, help="The secured node started with --secure.")
 @friendly_errors
-def node_down(engine: str | None, version: str | None, purge: bool) -> None:
+def node_down(engine: str | None, version: str | None, purge: bool, secure: bool) -> None:
     """Stop local nodes started by `node up`."""
-    settings = NodeSettings()
+    settings = NodeSettings(secure=secure)
     targets = (
         [LocalNode(settings, engine, version)]
         if engine
-        else [LocalNode(settings, s.engine, s.version) for s in running_local_nodes(settings)]
+        else [
+            LocalNode(settings.model_copy(update={"secure": s.secure}), s.engine, s.version)
+            for s in running_local_nodes(settings)
+        ]
     )
     if not targets:
         click.echo("no local node is running")

@@ -17,9 +17,12 @@ def running_local_nodes(node_settings: NodeSettings) -> list[NodeState]:
         return found
     for folder in sorted(nodes_dir.iterdir()):
         engine, _, version = folder.name.partition("-")
+        secure = version.endswith("-secure")
+        version = version.removesuffix("-secure")
         if engine not in DEFAULT_VERSIONS or not version:
             continue
-        state = LocalNode(node_settings, engine, version).running()
+        settings = node_settings.model_copy(update={"secure": secure})
+        state = LocalNode(settings, engine, version).running()
         if state is not None:
             found.append(state)
     return found
@@ -31,7 +34,7 @@ def resolve_url(
     """URL given > a running local node (preferring ``engine``) > a clear error."""
     if cluster.url:
         return cluster
-    nodes = running_local_nodes(node_settings)
+    nodes = [n for n in running_local_nodes(node_settings) if not n.secure]
     if engine:
         nodes = [n for n in nodes if n.engine == engine] or nodes
     if not nodes:

@@ -8,6 +8,7 @@ runs as a dedicated unprivileged system user.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -16,6 +17,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import tempfile
@@ -30,6 +32,13 @@ from sira_seek.config import NodeSettings
 
 from .distributions import DistributionSpec, ModuleJar, distribution_spec
 from .errors import NodeStartError
+from .local_security import (
+    LocalCredentials,
+    ensure_admin_user,
+    load_credentials,
+    make_certificates,
+    security_settings,
+)
 
 PREFERRED_PORTS = {"opensearch": 9410, "elasticsearch": 9420}
 
@@ -42,6 +51,7 @@ class NodeState(BaseModel):
     url: str
     pid: int
     node_dir: str
+    secure: bool = False
 
 
 # -- downloads -------------------------------------------------------------------------------
@@ -229,7 +239,13 @@ class LocalNode:
     ):
         self.settings = settings
         self.spec = distribution_spec(engine or settings.engine, version or settings.version)
-        self.node_dir = settings.home / "nodes" / f"{self.spec.engine}-{self.spec.version}"
+        suffix = "-secure" if settings.secure else ""
+        self.node_dir = settings.home / "nodes" / f"{self.spec.engine}-{self.spec.version}{suffix}"
+        if settings.secure and self.spec.engine != "elasticsearch":
+            raise NodeStartError(
+                "a secured local node is available for Elasticsearch only: OpenSearch's security "
+                "plugin is not part of its minimal archive (use --url for a secured OpenSearch)"
+            )
         self.state_file = self.node_dir / "state.json"
 
     # state
@@ -246,7 +262,15 @@ class LocalNode:
         state = self.state()
         if state is None or not _pid_alive(state.pid):
             return None
-        return state if _http_ok(state.url) else None
+        return state if self._http_ok(state.url) else None
+
+    def credentials(self) -> LocalCredentials | None:
+        """User, password and CA file of a secured node (None for an open one)."""
+        return load_credentials(self.node_dir) if self.settings.secure else None
+
+    def _http_ok(self, url: str, path: str = "/_cluster/health") -> bool:
+        creds = self.credentials()
+        return _http_ok(url, path, creds)
 
     # start / stop
     def up(self) -> NodeState:
@@ -273,7 +297,6 @@ class LocalNode:
         if os.geteuid() == 0:
             user = ensure_service_user(self.settings.service_user)
             _make_traversable(self.settings.home)
-            _chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
         settings = {
             "discovery.type": "single-node",
             "network.host": "127.0.0.1",
@@ -285,6 +308,9 @@ class LocalNode:
             "cluster.routing.allocation.disk.threshold_enabled": "false",
             **self.spec.extra_settings,
         }
+        if self.settings.secure:
+            make_certificates(conf / "certs")
+            settings.update(security_settings())
         cmd = [str(dist / self.spec.launcher), "-p", str(pid_file)]
         for key, value in settings.items():
             cmd += ["-E", f"{key}={value}"]
@@ -296,6 +322,16 @@ class LocalNode:
             self.spec.java_opts_env: f"-Xms{self.settings.heap} -Xmx{self.settings.heap}",
             self.spec.conf_env: str(conf),
         }
+        if user:
+            _chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
+        if self.settings.secure:
+            ensure_admin_user(
+                self.node_dir,
+                dist,
+                env,
+                user.pw_uid if user else None,
+                user.pw_gid if user else None,
+            )
         with open(out_log, "ab") as log:
             proc = subprocess.Popen(
                 cmd,
@@ -308,20 +344,22 @@ class LocalNode:
                 user=user.pw_uid if user else None,
                 group=user.pw_gid if user else None,
             )
-        url = f"http://127.0.0.1:{port}"
+        scheme = "https" if self.settings.secure else "http"
+        url = f"{scheme}://127.0.0.1:{port}"
         state = NodeState(
             engine=self.spec.engine,
             version=self.spec.version,
             url=url,
             pid=proc.pid,
             node_dir=str(self.node_dir),
+            secure=self.settings.secure,
         )
         self.state_file.write_text(state.model_dump_json(indent=2))
         deadline = time.monotonic() + self.settings.startup_timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise NodeStartError(self._failure(f"exited with code {proc.returncode}"))
-            if _http_ok(url, "/_cluster/health?wait_for_status=yellow&timeout=1s"):
+            if self._http_ok(url, "/_cluster/health?wait_for_status=yellow&timeout=1s"):
                 if pid_file.exists():
                     state.pid = int(pid_file.read_text().strip() or proc.pid)
                     self.state_file.write_text(state.model_dump_json(indent=2))
@@ -414,9 +452,17 @@ def _terminate(pid: int, timeout_s: float = 30.0) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _http_ok(url: str, path: str = "/_cluster/health") -> bool:
+def _http_ok(
+    url: str, path: str = "/_cluster/health", creds: LocalCredentials | None = None
+) -> bool:
+    request = urllib.request.Request(url + path)
+    context = None
+    if creds is not None:
+        token = base64.b64encode(f"{creds.username}:{creds.password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+        context = ssl.create_default_context(cafile=creds.ca_certs)
     try:
-        with urllib.request.urlopen(url + path, timeout=3) as resp:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(request, timeout=3, context=context) as resp:  # noqa: S310
             return bool(resp.status == 200 and json.loads(resp.read() or b"{}"))
     except Exception:
         return False

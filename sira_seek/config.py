@@ -55,6 +55,9 @@ class NodeSettings(BaseSettings):
     http_port: int | None = None
     startup_timeout: float = 180.0
     service_user: str = "sira-seek"
+    secure: bool = Field(
+        default=False, description="Elasticsearch only: HTTPS with a private CA, users, API keys"
+    )
 
 
 class IndexSettings(BaseSettings):
