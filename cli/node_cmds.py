@@ -39,7 +39,8 @@ def node_up(engine: str, version: str | None, port: int | None, heap: str, secur
     if creds is not None:
         click.echo(
             f"CA file: {creds.ca_certs}\nusers {creds.username} (superuser) and "
-            f"{creds.reader_username} (read-only); passwords in {local.node_dir / 'credentials.json'}",
+            f"{creds.reader_username} (read-only); passwords in "
+            f"{local.node_dir / 'credentials.json'}",
             err=True,
         )
 
