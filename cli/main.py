@@ -9,6 +9,7 @@ from sira_seek import __version__
 from .demo_cmd import demo
 from .eval_cmds import eval_group
 from .ingest_cmd import ingest
+from .kibana_cmd import kibana
 from .node_cmds import node
 
 
@@ -22,6 +23,7 @@ cli.add_command(node)
 cli.add_command(ingest)
 cli.add_command(eval_group)
 cli.add_command(demo)
+cli.add_command(kibana)
 
 
 def _register_optional() -> None:

@@ -217,6 +217,17 @@ class RestBackend(ABC):
         )
         return self.bulk_partial_update(index, updates)
 
+    def bulk_index(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult:
+        """Append documents with engine-generated ids (logs, reports)."""
+        result = BulkResult()
+        lines: list[dict[str, Any]] = []
+        for doc in docs:
+            lines += [{"index": {"_index": index}}, dict(doc)]
+            if len(lines) >= 2 * BULK_CHUNK:
+                result = result.merge(self._send_bulk(lines))
+                lines = []
+        return result.merge(self._send_bulk(lines))
+
     def bulk_partial_update(self, index: str, updates: Iterable[PartialUpdate]) -> BulkResult:
         result = BulkResult()
         lines: list[dict[str, Any]] = []

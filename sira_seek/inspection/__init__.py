@@ -1,0 +1,1 @@
+"""Making retrieval visible: query logs, Kibana / Dashboards saved objects."""
