@@ -19,6 +19,7 @@ demo: $(STAMP)
 	$(VENV)/bin/sira-seek demo
 
 test: $(STAMP)
+	bash scripts/bootstrap_system.sh --browser
 	$(PY) -m pytest
 
 unit: $(STAMP)

@@ -11,6 +11,7 @@ from .eval_cmds import eval_group
 from .ingest_cmd import ingest
 from .kibana_cmd import kibana
 from .node_cmds import node
+from .report_cmd import report
 
 
 @click.group()
@@ -24,6 +25,7 @@ cli.add_command(ingest)
 cli.add_command(eval_group)
 cli.add_command(demo)
 cli.add_command(kibana)
+cli.add_command(report)
 
 
 def _register_optional() -> None:

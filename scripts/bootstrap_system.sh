@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Install the system tools sira-seek's local nodes need (Maven, a JDK), only if missing.
+# Install the system tools sira-seek's local nodes need (Maven, a JDK), only if missing;
+# with --browser also Chromium, which the test suite uses to check the HTML report.
 # Idempotent and quick when everything is there; uses apt-get when run as root.
 set -euo pipefail
 
 need=()
+if [ "${1:-}" = "--browser" ]; then
+  # the report test opens the HTML report in a real headless browser
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 command -v python3 >/dev/null 2>&1 || need+=(python3 python3-venv)

@@ -1,0 +1,27 @@
+"""`sira-seek report RUN.json [...] --out report.html`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.reporting.html_report import render_report
+
+from .options import friendly_errors
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--out", type=click.Path(path_type=Path), default=Path("report.html"), show_default=True
+)
+@click.option("--baseline", default=None, help="Run name to compare against (default: the first).")
+@click.option("--title", default="", help="Report title.")
+@friendly_errors
+def report(runs: tuple[Path, ...], out: Path, baseline: str | None, title: str) -> None:
+    """Compare saved runs (`eval retrieval --save-run`) in one self-contained HTML file."""
+    records = [RunRecord.load(p) for p in runs]
+    out.write_text(render_report(records, baseline=baseline, title=title), encoding="utf-8")
+    click.echo(str(out))

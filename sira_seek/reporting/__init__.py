@@ -1,0 +1,1 @@
+"""Evaluation reports: one self-contained HTML file comparing runs."""

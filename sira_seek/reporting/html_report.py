@@ -1,0 +1,133 @@
+"""Render runs into one self-contained HTML page (inline CSS and SVG, no scripts, no network)."""
+
+from __future__ import annotations
+
+import statistics
+from html import escape
+
+from sira_seek.evaluation.run_record import RunRecord
+
+from . import svg_charts
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:24px auto;max-width:1320px;
+color:#222}
+h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ddd;padding:4px 8px;
+text-align:right} th{background:#f5f5f5} td:first-child,th:first-child{text-align:left}
+.grid{display:flex;flex-wrap:wrap;gap:16px} figure{margin:0} figcaption{font-size:12px;color:#555}
+.best{font-weight:bold}
+"""
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _summary_table(runs: list[RunRecord], metrics: list[str]) -> str:
+    best = {m: max(r.metrics.get(m, 0.0) for r in runs) for m in metrics}
+    head = "".join(f"<th>{escape(m)}</th>" for m in metrics)
+    rows = []
+    for r in runs:
+        cells = "".join(
+            f'<td class="{"best" if r.metrics.get(m) == best[m] else ""}">'
+            f"{_fmt(r.metrics.get(m))}</td>"
+            for m in metrics
+        )
+        p50 = statistics.median(r.latency_ms) if r.latency_ms else None
+        rows.append(
+            f"<tr><td>{escape(r.name)}</td><td>{escape(r.method)}</td><td>{escape(r.engine)}</td>"
+            f"{cells}<td>{len(r.per_query)}</td><td>{_fmt(p50, 1)}</td>"
+            f"<td>{_fmt(_mean([float(t) for t in r.llm_tokens]), 1)}</td></tr>"
+        )
+    return (
+        f"<table><tr><th>run</th><th>method</th><th>engine</th>{head}<th>queries</th>"
+        f"<th>latency p50 ms</th><th>LLM tokens/query</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _win_loss_section(runs: list[RunRecord], baseline: RunRecord, metric: str) -> str:
+    figures, rows = [], []
+    for run in runs:
+        if run is baseline:
+            continue
+        deltas = [
+            (qid, vals.get(metric, 0.0) - baseline.per_query.get(qid, {}).get(metric, 0.0))
+            for qid, vals in run.per_query.items()
+        ]
+        wins = sum(d > 0 for _, d in deltas)
+        losses = sum(d < 0 for _, d in deltas)
+        rows.append(
+            f"<tr><td>{escape(run.name)}</td><td>{wins}</td><td>{losses}</td>"
+            f"<td>{len(deltas) - wins - losses}</td></tr>"
+        )
+        title = f"{run.name} vs {baseline.name}: per-query {metric} difference"
+        figures.append(
+            f"<figure>{svg_charts.win_loss(deltas, title)}<figcaption>{escape(title)}"
+            "</figcaption></figure>"
+        )
+    table = (
+        f"<table><tr><th>run vs {escape(baseline.name)}</th><th>wins</th><th>losses</th>"
+        f"<th>ties</th></tr>{''.join(rows)}</table>"
+    )
+    return table + f'<div class="grid">{"".join(figures)}</div>'
+
+
+def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: str = "") -> str:
+    """The whole report; the first run (or ``baseline``) is what others are compared with."""
+    if not runs:
+        raise ValueError("a report needs at least one run file")
+    base = next((r for r in runs if r.name == baseline), runs[0])
+    metrics = sorted({m for r in runs for m in r.metrics})
+    sections = [
+        f"<h1>{escape(title or 'sira-seek evaluation report')}</h1>",
+        "<h2>Summary</h2>",
+        _summary_table(runs, metrics),
+        "<h2>Metrics</h2>",
+        svg_charts.grouped_bars(
+            metrics,
+            {r.name: [r.metrics.get(m, 0.0) for m in metrics] for r in runs},
+            "Mean metrics per run",
+            "score",
+        ),
+    ]
+    if len(runs) > 1 and any(r.per_query for r in runs):
+        metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
+        sections += [
+            f"<h2>Per-query wins and losses ({escape(metric)})</h2>",
+            _win_loss_section(runs, base, metric),
+        ]
+    curves = {r.name: r for r in runs if r.recall_curve}
+    if curves:
+        ks = sorted({k for r in curves.values() for k in r.recall_curve})
+        sections += [
+            "<h2>Recall@k</h2>",
+            svg_charts.lines(
+                [float(k) for k in ks],
+                {n: [r.recall_curve.get(k, 0.0) for k in ks] for n, r in curves.items()},
+                "Recall@k",
+                "k",
+                "recall",
+            ),
+        ]
+    sections += [
+        "<h2>Latency</h2>",
+        svg_charts.histogram(
+            {r.name: r.latency_ms for r in runs if r.latency_ms}, "Per-query latency", "ms"
+        ),
+        "<h2>LLM tokens per query</h2>",
+        svg_charts.histogram(
+            {r.name: [float(t) for t in r.llm_tokens] for r in runs if r.llm_tokens},
+            "LLM tokens per query",
+            "tokens",
+        ),
+    ]
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title or 'sira-seek report')}</title><style>{CSS}</style></head>"
+        f"<body>{''.join(sections)}</body></html>"
+    )
