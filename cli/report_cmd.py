@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.reporting.browser import screenshot
 from sira_seek.reporting.html_report import render_report
 
 from .options import friendly_errors
@@ -19,9 +20,23 @@ from .options import friendly_errors
 )
 @click.option("--baseline", default=None, help="Run name to compare against (default: the first).")
 @click.option("--title", default="", help="Report title.")
+@click.option(
+    "--screenshot",
+    "png",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also render the report to this PNG with headless Chromium.",
+)
 @friendly_errors
-def report(runs: tuple[Path, ...], out: Path, baseline: str | None, title: str) -> None:
+def report(
+    runs: tuple[Path, ...], out: Path, baseline: str | None, title: str, png: Path | None
+) -> None:
     """Compare saved runs (`eval retrieval --save-run`) in one self-contained HTML file."""
     records = [RunRecord.load(p) for p in runs]
     out.write_text(render_report(records, baseline=baseline, title=title), encoding="utf-8")
     click.echo(str(out))
+    if png is not None:
+        check = screenshot(out, png)
+        for line in check.console_errors:
+            click.echo(f"browser console: {line}", err=True)
+        click.echo(str(png))

@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from sira_seek.evaluation.run_record import build_run_record
+from sira_seek.reporting.browser import FLAGS, find_chromium, screenshot
 from sira_seek.reporting.html_report import render_report
 
 pytestmark = pytest.mark.e2e
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--enable-logging=stderr",
-    "--v=0",
-]
-
 
 def test_report_renders_in_chromium(tmp_path: Path) -> None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.fail("Chromium is needed for this test (scripts/bootstrap_system.sh --browser)")
+    try:
+        chromium = find_chromium()
+    except FileNotFoundError as exc:
+        pytest.fail(f"{exc} (make test installs it: scripts/bootstrap_system.sh --browser)")
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     runs = [
         build_run_record(
@@ -75,3 +63,11 @@ def test_report_renders_in_chromium(tmp_path: Path) -> None:
         check=False,
     ).stdout
     assert "Per-query wins and losses" in dom and dom.count("<svg") == 5
+
+
+def test_console_errors_are_caught(tmp_path: Path) -> None:
+    """The check above can fail: a page with a broken script is reported."""
+    page = tmp_path / "broken.html"
+    page.write_text("<html><body>x<script>notDefinedAnywhere()</script></body></html>")
+    check = screenshot(page, tmp_path / "broken.png", height=400)
+    assert any("notDefinedAnywhere" in line for line in check.console_errors)
