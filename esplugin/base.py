@@ -166,6 +166,17 @@ class RestBackend(ABC):
         )
         return True
 
+    def resolve_name(self, name: str) -> tuple[list[str], str | None]:
+        """Concrete indexes behind ``name`` (an index or an alias) and its write index."""
+        body = self.request("GET", f"/_alias/{quote(name)}", ignore=(404,))
+        if not body or "error" in body or body.get("status") == 404:
+            return ([name], name) if self.index_exists(name) else ([], None)
+        indexes = sorted(body)
+        write = [i for i in indexes if body[i]["aliases"][name].get("is_write_index")]
+        if write:
+            return indexes, write[0]
+        return indexes, indexes[0] if len(indexes) == 1 else None
+
     def delete_index(self, index: str) -> None:
         self.request("DELETE", f"/{quote(index)}", ignore=(404,))
 

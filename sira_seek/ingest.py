@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from .backend import BulkItemError, SearchBackend
 from .corpus import BadRecord, Document, ReadReport, read_corpus
+from .fields import SOURCE_FIELDS
 
 CHUNK = 500
 
@@ -31,6 +32,31 @@ def _chunks(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield chunk
 
 
+class IngestTargetError(ValueError):
+    """The index or alias cannot take a corpus; raised before anything is written."""
+
+
+def check_ingest_target(backend: SearchBackend, index: str) -> None:
+    """Refuse, up front and in plain words, targets where every write would fail."""
+    indexes, write_index = backend.resolve_name(index)
+    if not indexes:
+        return
+    if write_index is None:
+        raise IngestTargetError(
+            f"{index!r} is an alias of {len(indexes)} indexes ({', '.join(indexes)}) with no "
+            "write index: name one index, or mark one with is_write_index."
+        )
+    mapping = backend.get_mapping(write_index).get(write_index, {}).get("mappings", {})
+    props = mapping.get("properties", {})
+    for field in SOURCE_FIELDS:
+        kind = props.get(field, {}).get("type", "text" if field in props else None)
+        if kind not in (None, "text", "match_only_text"):
+            raise IngestTargetError(
+                f"index {write_index!r} maps {field!r} as {kind}; a corpus needs text there. "
+                "Use another --index (sira-seek creates it) or --recreate."
+            )
+
+
 def ingest_corpus(
     backend: SearchBackend,
     index: str,
@@ -46,6 +72,7 @@ def ingest_corpus(
     changes nothing (no-ops), and enrichment fields written by sira-sync survive.
     """
     start = time.perf_counter()
+    check_ingest_target(backend, index)
     created = backend.ensure_corpus_index(index, shards=shards, replicas=replicas)
     report = IngestReport(index=index, created_index=created)
     reads = ReadReport()

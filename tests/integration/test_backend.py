@@ -180,3 +180,59 @@ def test_missing_index_gives_clear_error(backend: SearchBackend) -> None:
 
     with pytest.raises(SiraSeekEngineError, match="index_not_found|no such index"):
         backend.search("test-does-not-exist-42", {"query": {"match_all": {}}})
+
+
+def test_conflicting_mapping_is_refused_before_writing(
+    backend: SearchBackend, index_name: str, tmp_path: Path
+) -> None:
+    from sira_seek.ingest import IngestTargetError
+
+    backend.create_index(index_name, {"mappings": {"properties": {"title": {"type": "long"}}}})
+    with pytest.raises(IngestTargetError, match="maps 'title' as long"):
+        ingest_corpus(backend, index_name, write_corpus(tmp_path / "c.jsonl", DOCS))
+    assert backend.count(index_name) == 0
+
+
+def test_alias_over_several_indexes_is_explained(
+    backend: SearchBackend, index_name: str, tmp_path: Path
+) -> None:
+    from sira_seek.ingest import IngestTargetError
+
+    other = f"{index_name}-b"
+    backend.ensure_corpus_index(index_name)
+    backend.ensure_corpus_index(other)
+    assert isinstance(backend, RestBackend)
+    alias = f"{index_name}-alias"
+    actions = [{"add": {"index": i, "alias": alias}} for i in (index_name, other)]
+    backend.request("POST", "/_aliases", body={"actions": actions})
+    try:
+        with pytest.raises(IngestTargetError, match="alias of 2 indexes .* no write index"):
+            ingest_corpus(backend, alias, write_corpus(tmp_path / "c.jsonl", DOCS))
+        backend.request(
+            "POST",
+            "/_aliases",
+            body={"actions": [{"add": {"index": other, "alias": alias, "is_write_index": True}}]},
+        )
+        report = ingest_corpus(backend, alias, write_corpus(tmp_path / "c.jsonl", DOCS))
+        assert report.written == 4 and backend.count(other) == 4 and backend.count(index_name) == 0
+    finally:
+        backend.delete_index(other)
+
+
+def test_large_unicode_and_odd_documents(
+    backend: SearchBackend, index_name: str, tmp_path: Path
+) -> None:
+    big = "lorem ipsum dolor " * 60_000  # ~1 MB of text
+    docs = [
+        {"_id": "big", "title": "Big", "text": big},
+        {"_id": "ja", "title": "東京", "text": "東京は日本の首都です。"},
+        {"_id": "ar", "title": "القاهرة", "text": "القاهرة عاصمة مصر"},
+        {"_id": "ctl", "title": "ctl", "text": "nul\u0000 and bell\u0007 chars \ufffd"},
+        {"_id": "emoji", "title": "🚀", "text": "rocket 🚀 launch"},
+    ]
+    report = ingest_corpus(backend, index_name, write_corpus(tmp_path / "c.jsonl", docs))
+    assert report.written == 5 and not report.failed
+    got = backend.get(index_name, "ja")
+    assert got is not None and got.source is not None and got.source["text"] == docs[1]["text"]
+    hits = backend.search(index_name, {"query": {"match": {"contents": "rocket"}}}).hits
+    assert [h.id for h in hits] == ["emoji"]
