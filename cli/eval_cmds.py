@@ -10,8 +10,10 @@ import click
 
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.evaluation.retrieval import evaluate_bm25
+from sira_seek.sira.evaluation import evaluate_sira
 
 from .options import backend_from_options, cluster_options, friendly_errors
+from .search_cmd import build_expander, sira_options, sira_settings
 
 
 @click.group("eval")
@@ -23,18 +25,54 @@ def eval_group() -> None:
 @click.option("--index", required=True)
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
-@click.option("--method", type=click.Choice(["bm25"]), default="bm25", show_default=True)
+@click.option("--method", type=click.Choice(["bm25", "sira"]), default="bm25", show_default=True)
+@sira_options
 @click.option("--json", "as_json", is_flag=True)
 @cluster_options
 @friendly_errors
 def eval_retrieval(
-    index: str, queries: Path, qrels: Path, method: str, as_json: bool, **kw: Any
+    index: str,
+    queries: Path,
+    qrels: Path,
+    method: str,
+    llm_spec: str | None,
+    expansions: Path | None,
+    tau: float | None,
+    weight: float | None,
+    task: str | None,
+    as_json: bool,
+    **kw: Any,
 ) -> None:
-    """nDCG@10, Recall@10 and Recall@100 of METHOD over BEIR queries and qrels."""
-    backend = backend_from_options(kw)
-    if not backend.index_exists(index):
-        raise click.ClickException(f"index {index!r} does not exist: run `sira-seek ingest` first")
-    metrics = evaluate_bm25(backend, index, read_queries(queries), read_qrels(qrels))
+    """nDCG@10, Recall@10 and Recall@100 of METHOD over BEIR queries and qrels.
+
+    `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC.
+    """
+    if method == "bm25" and (llm_spec or expansions):
+        raise click.UsageError("--llm / --expansions apply to --method sira only")
+    settings = sira_settings(tau, weight, task)
+    expander = build_expander(llm_spec, expansions, settings.task) if method == "sira" else None
+    if method == "sira" and expander is None:
+        raise click.UsageError("--method sira needs --expansions FILE or --llm SPEC")
+    try:
+        backend = backend_from_options(kw)
+        if not backend.index_exists(index):
+            raise click.ClickException(
+                f"index {index!r} does not exist: run `sira-seek ingest` first"
+            )
+        if expander is not None:
+            metrics = evaluate_sira(
+                backend,
+                index,
+                read_queries(queries),
+                read_qrels(qrels),
+                expander=expander,
+                settings=settings,
+            )
+        else:
+            metrics = evaluate_bm25(backend, index, read_queries(queries), read_qrels(qrels))
+    finally:
+        if expander is not None:
+            expander.close()
     if as_json:
         click.echo(json.dumps(metrics))
     else:

@@ -12,6 +12,7 @@ from .ingest_cmd import ingest
 from .kibana_cmd import kibana
 from .node_cmds import node
 from .report_cmd import report
+from .search_cmd import search
 
 
 @click.group()
@@ -26,6 +27,7 @@ cli.add_command(eval_group)
 cli.add_command(demo)
 cli.add_command(kibana)
 cli.add_command(report)
+cli.add_command(search)
 
 
 def _register_optional() -> None:

@@ -1,0 +1,197 @@
+"""`sira-seek search`: one SIRA query, with everything needed to see and replay it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sira_seek.llm.errors import LLMCallError
+from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
+from sira_seek.sira.rerank import LLMReranker
+from sira_seek.sira.results import SiraResult
+from sira_seek.sira.retriever import SiraRetriever
+from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT, SiraSettings
+from sira_seek.sira.term_vectors import TermStatisticsError
+
+from .options import backend_from_options, cluster_options, friendly_errors
+
+TASKS = ["factoid", "multihop", "claim"]
+
+
+def sira_options(func: Any) -> Any:
+    """--llm / --expansions / --tau / --weight / --task, shared by search and eval."""
+    opts = [
+        click.option(
+            "--llm",
+            "llm_spec",
+            default=None,
+            help="LLM backend spec: openai:URL#MODEL, llamacpp:gemma3-270m, jsonl:FILE.",
+        ),
+        click.option(
+            "--expansions",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help="Precomputed expansions JSONL keyed by _id or text.",
+        ),
+        click.option(
+            "--tau",
+            type=float,
+            default=None,
+            help=f"Keep a phrase when a window has 0 < DF <= tau*|C| (default {DEFAULT_TAU}).",
+        ),
+        click.option(
+            "--weight",
+            type=float,
+            default=None,
+            help=f"w in BM25(q) + w*BM25(q_exp) (default {DEFAULT_WEIGHT}).",
+        ),
+        click.option(
+            "--task",
+            type=click.Choice(TASKS),
+            default=None,
+            help="Enrichment prompt (default multihop).",
+        ),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def build_expander(
+    llm_spec: str | None, expansions: Path | None, task: str, *, rerank: bool = False
+) -> QueryExpander | None:
+    """The expander the flags ask for; an unusable LLM is a clear error, not a traceback.
+
+    With a rerank, --expansions and --llm may come together: the file expands, the LLM reads.
+    """
+    if llm_spec and expansions and not rerank:
+        raise click.UsageError("give either --llm or --expansions, not both")
+    if expansions is not None:
+        return PrecomputedExpander.from_file(expansions)
+    if llm_spec:
+        try:
+            return LLMExpander.from_spec(llm_spec, task=task)  # type: ignore[arg-type]
+        except LLMCallError as exc:
+            raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
+    return None
+
+
+def _reranker(llm_spec: str, top_n: int) -> LLMReranker:
+    try:
+        return LLMReranker.from_spec(llm_spec, top_n=top_n)
+    except LLMCallError as exc:
+        raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
+
+
+def sira_settings(
+    tau: float | None, weight: float | None, task: str | None, **extra: Any
+) -> SiraSettings:
+    values = {"tau": tau, "weight": weight, "task": task, **extra}
+    return SiraSettings(**{k: v for k, v in values.items() if v is not None})
+
+
+def _print_human(result: SiraResult) -> None:
+    if not result.hits:
+        click.echo("no hits")
+    for hit in result.hits:
+        matched = hit.matched_queries or []
+        phrases = [m.split(":", 1)[1] for m in matched if m.startswith("sira_expansion:")]
+        extra = f"  [+{', '.join(phrases)}]" if phrases else ""
+        click.echo(f"{hit.bm25_rank:3d}. {hit.score:8.3f}  {hit.id}  {hit.title or ''}{extra}")
+    table = result.candidates
+    if table.candidates:
+        click.echo(
+            f"\ncandidates (|C| = {table.doc_count}, kept when 0 < DF <= {table.max_doc_freq:g}):"
+        )
+        for cand in table.candidates:
+            click.echo(f"  {cand.decision:11s} {cand.phrase!r}: {cand.reason}")
+    for cat in result.categories:
+        click.echo(f"  category {cat.category!r}: {cat.decision} (use: {cat.use})")
+    mode = "plain BM25" if result.plain_bm25 else "weighted BM25"
+    t = result.timings
+    click.echo(
+        f"\n{mode}; {result.total} matching docs; engine {t.engine_ms:.1f} ms "
+        f"(DF check {t.df_check_ms:.1f}, search {t.search_ms:.1f}), LLM "
+        f"{t.expansion_ms:.1f} ms"
+    )
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@click.command("search")
+@click.argument("text")
+@click.option("--index", required=True)
+@sira_options
+@click.option(
+    "--id",
+    "query_id",
+    default=None,
+    help="Query id to look up in --expansions (else the text is looked up).",
+)
+@click.option("--size", type=int, default=10, show_default=True)
+@click.option(
+    "--rerank",
+    type=click.IntRange(0, 100),
+    default=0,
+    help="LLM-rerank the top N hits by answer presence (needs --llm).",
+)
+@click.option(
+    "--explain", is_flag=True, help="Print the request in Kibana / Dashboards Dev Tools syntax."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print hits, the compiled query and the candidate table as JSON.",
+)
+@cluster_options
+@friendly_errors
+def search(
+    text: str,
+    index: str,
+    llm_spec: str | None,
+    expansions: Path | None,
+    tau: float | None,
+    weight: float | None,
+    task: str | None,
+    query_id: str | None,
+    size: int,
+    rerank: int,
+    explain: bool,
+    as_json: bool,
+    **kw: Any,
+) -> None:
+    """Search INDEX for TEXT with SIRA (plain BM25 when no --llm or --expansions is given)."""
+    settings = sira_settings(tau, weight, task, size=size, rerank_top_n=rerank or None)
+    if rerank and not llm_spec:
+        raise click.UsageError("--rerank needs --llm SPEC (the model that reads the passages)")
+    expander = build_expander(llm_spec, expansions, settings.task, rerank=bool(rerank))
+    reranker = _reranker(llm_spec, rerank) if rerank and llm_spec else None
+    backend = backend_from_options(kw)
+    try:
+        retriever = SiraRetriever(
+            backend,
+            index,
+            settings=settings,
+            expander=expander,
+            source=["title"],
+            reranker=reranker,
+        )
+        try:
+            result = retriever.search(text, query_id=query_id)
+        finally:
+            retriever.close()
+    except TermStatisticsError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        payload = result.to_json_dict()
+        if explain:
+            payload["explain"] = result.explain()
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    elif explain:
+        click.echo(result.explain())
+    else:
+        _print_human(result)

@@ -1,0 +1,77 @@
+"""The one interface every backend implements, and the batch helper they share.
+
+Async first: throughput comes from keeping many requests in flight. ``SyncLLMClient`` in
+``sync.py`` derives the blocking API from this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMError, LLMResponse
+
+
+@runtime_checkable
+class LLMClient(Protocol):
+    """A backend that answers ``LLMRequest``s."""
+
+    @property
+    def backend(self) -> str:
+        """Short backend name recorded in responses, cache keys and the ledger."""
+        ...
+
+    async def model_name(self) -> str:
+        """The model that answers (may ask the server the first time)."""
+        ...
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        """Answer one request; raises ``LLMCallError`` subclasses on failure."""
+        ...
+
+    async def generate_many(
+        self, requests: Sequence[LLMRequest], concurrency: int | None = None
+    ) -> list[LLMResponse | LLMError]:
+        """Answer all requests, at most ``concurrency`` in flight; failures become ``LLMError``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, processes or model memory."""
+        ...
+
+
+async def generate_many_bounded(
+    generate: Callable[[LLMRequest], Awaitable[LLMResponse]],
+    requests: Sequence[LLMRequest],
+    concurrency: int,
+    *,
+    backend: str = "",
+    model: str = "",
+) -> list[LLMResponse | LLMError]:
+    """Run ``generate`` over ``requests`` with bounded concurrency, in input order.
+
+    Every exception is turned into an ``LLMError`` record carrying the request's index, so a
+    batch of a million documents survives one bad prompt.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError:
+        async with semaphore:
+            started = time.perf_counter()
+            try:
+                return await generate(request)
+            except Exception as exc:
+                return LLMError.from_exception(
+                    exc,
+                    backend=backend,
+                    model=model,
+                    latency_s=time.perf_counter() - started,
+                    request_index=index,
+                )
+
+    return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))

@@ -1,0 +1,77 @@
+"""Build the ``LLMClient`` a spec string asks for, wrapped in the cache and the ledger."""
+
+from __future__ import annotations
+
+from sira_seek.llm.cache import CachingLLMClient, ResponseCache
+from sira_seek.llm.client import LLMClient
+from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
+from sira_seek.llm.openai_http import HTTPClientSettings, OpenAICompatibleClient
+from sira_seek.llm.retry import RetryPolicy
+from sira_seek.llm.settings import LLMSettings
+from sira_seek.llm.spec import (
+    BackendSpec,
+    JsonlBackendSpec,
+    LlamaCppBackendSpec,
+    OpenAIBackendSpec,
+    parse_backend_spec,
+)
+
+
+def _parse(spec: str | BackendSpec) -> BackendSpec:
+    return parse_backend_spec(spec) if isinstance(spec, str) else spec
+
+
+def create_backend(spec: str | BackendSpec, settings: LLMSettings | None = None) -> LLMClient:
+    """The bare backend for ``spec`` (no cache, no ledger). Heavy imports happen lazily."""
+    settings = settings or LLMSettings()
+    parsed = _parse(spec)
+    if isinstance(parsed, OpenAIBackendSpec):
+        return OpenAICompatibleClient(
+            endpoints=parsed.endpoints,
+            model=parsed.model,
+            settings=HTTPClientSettings(
+                max_in_flight=settings.max_in_flight,
+                connect_timeout_s=settings.connect_timeout_s,
+                read_timeout_s=settings.read_timeout_s,
+                total_timeout_s=settings.total_timeout_s,
+                retry=RetryPolicy(max_retries=settings.max_retries),
+                malformed_retries=settings.malformed_retries,
+                structured_output=settings.structured_output,
+                api_key=settings.api_key,
+            ),
+        )
+    if isinstance(parsed, LlamaCppBackendSpec):
+        from sira_seek.llm.gemma_model import resolve_gguf
+        from sira_seek.llm.llamacpp_inprocess import LlamaCppClient
+
+        return LlamaCppClient(
+            model_path=resolve_gguf(parsed.model, settings.model_dir),
+            n_ctx=settings.n_ctx,
+            n_threads=settings.n_threads,
+            malformed_retries=settings.malformed_retries,
+        )
+    if isinstance(parsed, JsonlBackendSpec):
+        from sira_seek.llm.precomputed import PrecomputedKeywords, PrecomputedLLMClient
+
+        return PrecomputedLLMClient(PrecomputedKeywords.from_jsonl(parsed.path))
+    raise TypeError(f"unsupported backend spec {parsed!r}")
+
+
+def create_llm_client(
+    spec: str | BackendSpec | None = None,
+    *,
+    settings: LLMSettings | None = None,
+    ledger: LLMUsageLedger | None = None,
+    use_cache: bool | None = None,
+) -> LLMClient:
+    """The client a run should use: backend, then the response cache (on by default, never for
+    precomputed files), then the ledger when one is given."""
+    settings = settings or LLMSettings()
+    parsed = _parse(spec or settings.backend)
+    client: LLMClient = create_backend(parsed, settings)
+    cache_on = settings.cache if use_cache is None else use_cache
+    if cache_on and not isinstance(parsed, JsonlBackendSpec):
+        client = CachingLLMClient(client, ResponseCache(settings.cache_dir))
+    if ledger is not None:
+        client = MeteredLLMClient(client, ledger)
+    return client

@@ -1,0 +1,185 @@
+"""In-process llama.cpp backend: the CPU default for laptops, no server to run.
+
+A ``llama_cpp.Llama`` is not thread-safe and uses every core it is given, so calls are
+serialised behind a lock and run in a worker thread to keep the event loop free. Constrained
+decoding uses llama.cpp's JSON-schema grammar, so answers to schema requests always parse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sira_seek.llm.client import generate_many_bounded
+from sira_seek.llm.errors import BackendUnavailableError, ContextTooLongError, MalformedOutputError
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
+from sira_seek.llm.structured import parse_json_output
+
+
+def llama_cpp_available() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class LlamaCppClient:
+    """``LLMClient`` running a GGUF model in this process with llama-cpp-python."""
+
+    backend = "llamacpp"
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | str,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        malformed_retries: int = 2,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.malformed_retries = malformed_retries
+        self._lock = threading.Lock()
+        self._llama: Any = None
+        self._grammars: dict[str, Any] = {}
+
+    async def model_name(self) -> str:
+        return self.model_path.name
+
+    def _model(self) -> Any:
+        if self._llama is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise BackendUnavailableError(
+                    "llama-cpp-python is not installed; run scripts/install_cpu_llm.sh"
+                ) from exc
+            self._llama = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                verbose=False,
+            )
+        return self._llama
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        return await asyncio.to_thread(self.generate_blocking, request)
+
+    def generate_blocking(self, request: LLMRequest) -> LLMResponse:
+        """The synchronous call behind ``generate``; safe from any thread."""
+        started = time.perf_counter()
+        text = ""
+        usage = TokenUsage()
+        with self._lock:
+            llama = self._model()
+            for attempt in range(self.malformed_retries + 1):
+                seed = request.seed if request.seed is None else request.seed + attempt
+                text, this_usage, finish = self._call(llama, request, seed)
+                usage = usage + this_usage
+                parsed = None
+                if request.json_schema is not None:
+                    try:
+                        parsed = parse_json_output(text, request.json_schema)
+                    except ValueError:
+                        continue
+                return LLMResponse(
+                    text=text,
+                    parsed=parsed,
+                    usage=usage,
+                    latency_s=time.perf_counter() - started,
+                    backend=self.backend,
+                    model=self.model_path.name,
+                    finish_reason=finish,
+                )
+        raise MalformedOutputError(
+            f"{self.model_path.name} did not produce the requested JSON after "
+            f"{self.malformed_retries + 1} tries (raw text kept); raise max_tokens if cut off",
+            raw_text=text,
+            attempts=self.malformed_retries + 1,
+        )
+
+    def _call(
+        self, llama: Any, request: LLMRequest, seed: int | None
+    ) -> tuple[str, TokenUsage, str | None]:
+        kwargs: dict[str, Any] = {
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.top_p is not None:
+            kwargs["top_p"] = request.top_p
+        if request.top_k is not None:
+            kwargs["top_k"] = request.top_k
+        if seed is not None:
+            kwargs["seed"] = seed
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        try:
+            if request.messages is not None:
+                # chat_template_kwargs has no equivalent in llama-cpp-python's chat handlers.
+                if request.json_schema is not None:
+                    kwargs["response_format"] = {
+                        "type": "json_object",
+                        "schema": request.json_schema,
+                    }
+                out = llama.create_chat_completion(
+                    messages=[m.model_dump() for m in request.messages], **kwargs
+                )
+                choice = out["choices"][0]
+                text = choice["message"]["content"] or ""
+            else:
+                if request.json_schema is not None:
+                    kwargs["grammar"] = self._grammar(request.json_schema)
+                out = llama.create_completion(prompt=request.prompt, **kwargs)
+                choice = out["choices"][0]
+                text = choice["text"]
+        except ValueError as exc:
+            if "context window" in str(exc):
+                raise ContextTooLongError(
+                    f"the prompt is too long for {self.model_path.name} (n_ctx={self.n_ctx}): {exc}"
+                ) from exc
+            raise
+        usage = out.get("usage") or {}
+        return (
+            text,
+            TokenUsage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+            ),
+            choice.get("finish_reason"),
+        )
+
+    async def generate_many(
+        self, requests: Sequence[LLMRequest], concurrency: int | None = None
+    ) -> list[LLMResponse | LLMError]:
+        return await generate_many_bounded(
+            self.generate,
+            requests,
+            concurrency or 4,
+            backend=self.backend,
+            model=self.model_path.name,
+        )
+
+    async def aclose(self) -> None:
+        with self._lock:
+            if self._llama is not None:
+                close = getattr(self._llama, "close", None)
+                if close is not None:
+                    close()
+                self._llama = None

@@ -1,0 +1,137 @@
+"""Precomputed LLM outputs as first-class input.
+
+Users often run enrichment as a separate GPU batch job; its JSONL output (one
+``{"_id": ..., "keywords": [...]}`` or ``{"text": ..., "keywords": [...]}`` per line) then stands
+in for a live model, so sync, search and evaluation run the same code downstream of the model.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sira_seek.llm.client import generate_many_bounded
+from sira_seek.llm.errors import PrecomputedMissingError
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMError, LLMResponse
+
+
+class PrecomputedKeywords:
+    """Keyword lists looked up by document/query id or by the exact text they were made from."""
+
+    def __init__(
+        self,
+        by_id: Mapping[str, Sequence[str]] | None = None,
+        by_text: Mapping[str, Sequence[str]] | None = None,
+        *,
+        source: str = "<memory>",
+    ) -> None:
+        self._by_id = {k: tuple(v) for k, v in (by_id or {}).items()}
+        self._by_text = {k: tuple(v) for k, v in (by_text or {}).items()}
+        self.source = source
+
+    @classmethod
+    def from_jsonl(cls, path: Path | str) -> PrecomputedKeywords:
+        """Load a JSONL file; a line without ``keywords`` or without ``_id``/``text`` is an error
+        naming the line, because silently skipping it would quietly change results."""
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"precomputed outputs file {path} does not exist")
+        with path.open(encoding="utf-8") as handle:
+            return cls.from_records(_read_jsonl(handle, path), source=str(path))
+
+    @classmethod
+    def from_records(
+        cls, records: Iterable[Mapping[str, Any]], *, source: str = "<memory>"
+    ) -> PrecomputedKeywords:
+        by_id: dict[str, list[str]] = {}
+        by_text: dict[str, list[str]] = {}
+        for number, record in enumerate(records, start=1):
+            keywords = record.get("keywords")
+            if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+                raise ValueError(f"{source}: record {number} needs `keywords` as a list of strings")
+            doc_id = record.get("_id", record.get("id"))
+            text = record.get("text")
+            if doc_id is None and text is None:
+                raise ValueError(f"{source}: record {number} has neither `_id` nor `text`")
+            if doc_id is not None:
+                by_id[str(doc_id)] = keywords
+            if isinstance(text, str):
+                by_text[text] = keywords
+        return cls(by_id, by_text, source=source)
+
+    def for_id(self, doc_id: str | int) -> tuple[str, ...] | None:
+        return self._by_id.get(str(doc_id))
+
+    def for_text(self, text: str) -> tuple[str, ...] | None:
+        return self._by_text.get(text)
+
+    def lookup(self, key: str) -> tuple[str, ...] | None:
+        """By id first, then by text."""
+        found = self.for_id(key)
+        return found if found is not None else self.for_text(key)
+
+    def __len__(self) -> int:
+        return len(self._by_id) + len(self._by_text.keys() - self._by_id.keys())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.lookup(key) is not None
+
+
+def _read_jsonl(handle: Iterable[str], path: Path) -> Iterable[dict[str, Any]]:
+    for line_number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{line_number}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}:{line_number}: expected a JSON object")
+        yield record
+
+
+class PrecomputedLLMClient:
+    """``LLMClient`` answering from a ``PrecomputedKeywords`` table (the ``jsonl:`` backend).
+
+    The request's ``lookup_key`` (a document or query id) selects the entry; without one, the
+    raw ``prompt`` is looked up as text. Answers are ``{"keywords": [...]}`` like a live model's.
+    """
+
+    backend = "jsonl"
+
+    def __init__(self, table: PrecomputedKeywords) -> None:
+        self.table = table
+
+    async def model_name(self) -> str:
+        return Path(self.table.source).name
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        started = time.perf_counter()
+        key = request.lookup_key if request.lookup_key is not None else request.prompt
+        keywords = self.table.lookup(key) if key is not None else None
+        if keywords is None:
+            raise PrecomputedMissingError(
+                f"{self.table.source} has no precomputed entry for {str(key)[:80]!r}"
+            )
+        parsed = {"keywords": list(keywords)}
+        return LLMResponse(
+            text=json.dumps(parsed, ensure_ascii=False),
+            parsed=parsed,
+            latency_s=time.perf_counter() - started,
+            backend=self.backend,
+            model=await self.model_name(),
+        )
+
+    async def generate_many(
+        self, requests: Sequence[LLMRequest], concurrency: int | None = None
+    ) -> list[LLMResponse | LLMError]:
+        return await generate_many_bounded(
+            self.generate, requests, concurrency or 64, backend=self.backend
+        )
+
+    async def aclose(self) -> None:
+        return None

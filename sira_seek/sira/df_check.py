@@ -1,0 +1,214 @@
+"""The corpus decides which predicted phrases survive: document-frequency grounding.
+
+A phrase the index has never seen cannot match anything, and one that is in most documents
+cannot discriminate; both only add noise to the weighted query. A phrase is kept when some
+window of it (an analysed unigram, or a bigram from the shingle subfield) has
+0 < DF <= tau * |C|. DF of a window is summed over the source and enrichment fields: an upper
+bound of the union, exact when enrichment is empty.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from sira_seek.backend import SearchBackend
+
+from .index_profile import IndexProfile
+from .term_vectors import TextFieldTerms, batch_term_statistics
+
+Tier = Literal["unigram", "ngram"]
+Decision = Literal["kept", "absent", "too_common", "no_terms", "too_long", "in_query", "over_limit"]
+
+
+class TooManyCandidatesError(ValueError):
+    """More candidate phrases than ``max_candidates`` for one query."""
+
+
+class WindowStat(BaseModel):
+    """One analysed window of a phrase and its document frequency."""
+
+    window: str
+    tier: Tier
+    doc_freq: int
+
+
+class CandidateDecision(BaseModel):
+    """Why one candidate phrase was kept or dropped."""
+
+    phrase: str
+    decision: Decision
+    reason: str
+    doc_freq: int | None = Field(
+        default=None, description="DF of the deciding window (rarest seen, else the most common)."
+    )
+    windows: list[WindowStat] = Field(default_factory=list)
+
+    @property
+    def kept(self) -> bool:
+        return self.decision == "kept"
+
+    def has_known_ngrams(self) -> bool:
+        """Some bigram of the phrase occurs in the index, so the shingle tier can score it."""
+        return any(w.tier == "ngram" and w.doc_freq > 0 for w in self.windows)
+
+
+class CandidateTable(BaseModel):
+    """Every candidate of one query with its DF and decision."""
+
+    candidates: list[CandidateDecision] = Field(default_factory=list)
+    doc_count: int = 0
+    tau: float
+    max_doc_freq: float = Field(description="tau * |C|: the highest DF a kept window may have.")
+    round_trips: int = 0
+    took_ms: float = 0.0
+
+    @property
+    def kept(self) -> list[CandidateDecision]:
+        return [c for c in self.candidates if c.kept]
+
+    def kept_phrases(self) -> list[str]:
+        return [c.phrase for c in self.kept]
+
+
+def _windows(entry: TextFieldTerms, profile: IndexProfile) -> list[WindowStat]:
+    """Windows with DF summed over the fields of the same tier."""
+    tiers: tuple[tuple[Tier, list[str]], ...] = (
+        ("unigram", profile.unigram_fields()),
+        ("ngram", profile.shingle_fields()),
+    )
+    out: list[WindowStat] = []
+    for tier, fields in tiers:
+        df: dict[str, int] = {}
+        for field in fields:
+            for stat in entry.fields.get(field, []):
+                df[stat.term] = df.get(stat.term, 0) + stat.doc_freq
+        out += [WindowStat(window=t, tier=tier, doc_freq=d) for t, d in df.items()]
+    return out
+
+
+def decide(
+    phrase: str, windows: list[WindowStat], max_doc_freq: float, doc_count: int
+) -> CandidateDecision:
+    """Apply the keep rule to one phrase's windows."""
+    if not windows:
+        return CandidateDecision(
+            phrase=phrase, decision="no_terms", reason="the analyzer keeps no term (stopwords?)"
+        )
+    seen = [w for w in windows if w.doc_freq > 0]
+    if not seen:
+        return CandidateDecision(
+            phrase=phrase,
+            decision="absent",
+            reason="no window occurs in the index",
+            doc_freq=0,
+            windows=windows,
+        )
+    rarest = min(seen, key=lambda w: w.doc_freq)
+    if rarest.doc_freq <= max_doc_freq:
+        return CandidateDecision(
+            phrase=phrase,
+            decision="kept",
+            doc_freq=rarest.doc_freq,
+            windows=windows,
+            reason=f"{rarest.tier} {rarest.window!r} in {rarest.doc_freq} of {doc_count} docs "
+            f"(<= {max_doc_freq:g})",
+        )
+    return CandidateDecision(
+        phrase=phrase,
+        decision="too_common",
+        doc_freq=rarest.doc_freq,
+        windows=windows,
+        reason=f"rarest window {rarest.window!r} in {rarest.doc_freq} of {doc_count} docs "
+        f"(> {max_doc_freq:g})",
+    )
+
+
+class DocFrequencyChecker:
+    """Grounds candidate phrases in one index with one batched term-statistics request."""
+
+    def __init__(
+        self,
+        backend: SearchBackend,
+        profile: IndexProfile,
+        *,
+        tau: float,
+        max_candidates: int = 1000,
+        max_kept: int = 32,
+        max_phrase_words: int = 8,
+        drop_query_copies: bool = True,
+    ) -> None:
+        self.backend = backend
+        self.profile = profile
+        self.tau = tau
+        self.max_candidates = max_candidates
+        self.max_kept = max_kept
+        self.max_phrase_words = max_phrase_words
+        self.drop_query_copies = drop_query_copies
+
+    def check(self, phrases: list[str], query: str | None = None) -> CandidateTable:
+        """The candidate table for ``phrases`` (already de-duplicated, in model order).
+
+        With ``query`` (analysed in the same request), a phrase whose every term is already in
+        the query is dropped as ``in_query``: it adds no evidence vocabulary, it only re-weights
+        the query, which is how a weak model's copied entities hurt the ranking.
+        """
+        if len(phrases) > self.max_candidates:
+            raise TooManyCandidatesError(
+                f"{len(phrases)} candidate phrases exceed max_candidates={self.max_candidates}; "
+                "pass fewer phrases or raise SIRA_SEEK_SIRA_MAX_CANDIDATES"
+            )
+        started = time.perf_counter()
+        too_long = {p for p in phrases if len(p.split()) > self.max_phrase_words}
+        to_check = [p for p in phrases if p not in too_long]
+        with_query = query is not None and self.drop_query_copies and bool(to_check)
+        texts = [*to_check, query] if with_query and query is not None else to_check
+        stats = batch_term_statistics(
+            self.backend, self.profile.index, self.profile.df_fields(), texts
+        )
+        by_phrase = {e.text: e for e in stats.texts}
+        query_terms = (
+            {w.window for w in _windows(stats.texts[-1], self.profile) if w.tier == "unigram"}
+            if with_query
+            else set()
+        )
+        max_df = self.tau * stats.doc_count
+        decisions: list[CandidateDecision] = []
+        kept = 0
+        for phrase in phrases:
+            if phrase in too_long:
+                decisions.append(
+                    CandidateDecision(
+                        phrase=phrase,
+                        decision="too_long",
+                        reason=f"more than {self.max_phrase_words} words",
+                    )
+                )
+                continue
+            windows = _windows(by_phrase[phrase], self.profile)
+            decision = decide(phrase, windows, max_df, stats.doc_count)
+            unigrams = {w.window for w in windows if w.tier == "unigram"}
+            if decision.kept and query_terms and unigrams <= query_terms:
+                decision = decision.model_copy(
+                    update={"decision": "in_query", "reason": "adds no term the query lacks"}
+                )
+            if decision.kept:
+                kept += 1
+                if kept > self.max_kept:
+                    decision = decision.model_copy(
+                        update={
+                            "decision": "over_limit",
+                            "reason": f"already {self.max_kept} kept phrases ({decision.reason})",
+                        }
+                    )
+            decisions.append(decision)
+        return CandidateTable(
+            candidates=decisions,
+            doc_count=stats.doc_count,
+            tau=self.tau,
+            max_doc_freq=max_df,
+            round_trips=stats.round_trips,
+            took_ms=(time.perf_counter() - started) * 1000,
+        )

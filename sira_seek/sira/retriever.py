@@ -1,0 +1,280 @@
+"""SIRA end to end: expand, ground in the index's own statistics, run one weighted BM25 query.
+
+The engine sees exactly two kinds of request per query: one batched term-statistics call (the
+DF check) and one search (plus one ``_msearch`` for categories when the LLM proposed some).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from sira_seek.backend import SearchBackend, SearchResult
+from sira_seek.fields import TEXT, TITLE
+
+from .categories import CategoryDecision, CategoryGrounder
+from .df_check import CandidateTable, DocFrequencyChecker
+from .expansions import Expansion, QueryExpander, QueryInput
+from .index_profile import IndexProfile, read_index_profile
+from .keyword_parsing import clean_phrases
+from .rerank import LLMReranker
+from .results import SiraHit, SiraResult, Timings
+from .settings import SiraSettings
+from .weighted_query import ORIGINAL_NAME, CategoryClause, TextClause, WeightedQuery
+
+
+class _Staged(NamedTuple):
+    """One query between grounding and the batched search."""
+
+    input: QueryInput
+    text: str
+    notes: list[str]
+    expansion: Expansion
+    table: CandidateTable
+    categories: list[CategoryDecision]
+    query: WeightedQuery
+    timings: Timings
+
+
+class EmptyQueryError(ValueError):
+    """The query has no text to search for."""
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+class SiraRetriever:
+    """Search one index with SIRA. Build once, search many times (the profile is read once)."""
+
+    def __init__(
+        self,
+        backend: SearchBackend,
+        index: str,
+        *,
+        settings: SiraSettings | None = None,
+        expander: QueryExpander | None = None,
+        profile: IndexProfile | None = None,
+        source: list[str] | bool = False,
+        reranker: LLMReranker | None = None,
+    ) -> None:
+        self.backend = backend
+        self.index = index
+        self.settings = settings or SiraSettings()
+        self.expander = expander
+        self.profile = profile or read_index_profile(backend, index)
+        self.reranker = reranker
+        if reranker is not None:
+            reranker.top_n = self.settings.rerank_top_n or reranker.top_n
+            # the reader needs the passages; ranking is unaffected by what _source returns
+            source = [TITLE, TEXT]
+        self.source = source
+        # per-clause scores in `matched_queries` where the engine can (a URL parameter on both)
+        caps = backend.capabilities()
+        self.params = {"include_named_queries_score": "true"} if caps.named_queries_score else {}
+        self.checker = DocFrequencyChecker(
+            backend,
+            self.profile,
+            tau=self.settings.tau,
+            max_candidates=self.settings.max_candidates,
+            max_kept=self.settings.max_kept,
+            max_phrase_words=self.settings.max_phrase_words,
+            drop_query_copies=self.settings.drop_query_copies,
+        )
+
+    # -- compile ---------------------------------------------------------------------------
+    def _prepare(self, text: str) -> tuple[str, list[str]]:
+        flat = " ".join(text.split())
+        if not flat:
+            raise EmptyQueryError("the query is empty: give some words to search for")
+        words = flat.split(" ")
+        if len(words) > self.settings.max_query_words:
+            return " ".join(words[: self.settings.max_query_words]), [
+                f"query cut from {len(words)} to {self.settings.max_query_words} words "
+                "(SIRA_SEEK_SIRA_MAX_QUERY_WORDS)"
+            ]
+        return flat, []
+
+    def compile(
+        self, text: str, table: CandidateTable, categories: Sequence[CategoryDecision] = ()
+    ) -> WeightedQuery:
+        """The weighted query for an already-prepared text and its candidate table."""
+        p = self.profile
+        original = TextClause(name=ORIGINAL_NAME, text=text, fields=p.unigram_fields())
+        expansion = []
+        for cand in table.kept:
+            fields = p.unigram_fields()
+            if self.settings.ngram_tier and cand.has_known_ngrams():
+                fields = [*fields, *p.shingle_fields()]
+            expansion.append(
+                TextClause(name=f"sira_expansion:{cand.phrase}", text=cand.phrase, fields=fields)
+            )
+        cats = [
+            CategoryClause(name=f"sira_category:{c.use}", field=p.category_field, value=c.use)
+            for c in categories
+            if c.use is not None and p.category_field is not None
+        ]
+        return WeightedQuery(
+            original=original,
+            expansion=expansion,
+            weight=self.settings.weight,
+            categories=cats,
+            category_weight=self.settings.category_weight,
+            size=self.settings.size,
+            source=self.source,
+        )
+
+    # -- stages ----------------------------------------------------------------------------
+    def _expand(self, queries: list[QueryInput]) -> tuple[list[Expansion], float]:
+        started = time.perf_counter()
+        if self.expander is None:
+            return [
+                Expansion(source="none", note="no LLM or expansions given: plain BM25")
+                for _ in queries
+            ], 0.0
+        wants_categories = self.profile.category_field is not None
+        found = self.expander.expand_many(queries, categories=wants_categories)
+        return found, _ms(started) / max(1, len(queries))
+
+    def _ground(
+        self, text: str, expansion: Expansion, timings: Timings
+    ) -> tuple[CandidateTable, list[CategoryDecision]]:
+        phrases = clean_phrases(expansion.phrases)
+        table = self.checker.check(phrases, query=text)
+        timings.df_check_ms = table.took_ms
+        decisions: list[CategoryDecision] = []
+        if expansion.categories and self.profile.category_field is not None:
+            started = time.perf_counter()
+            grounder = CategoryGrounder(
+                self.backend,
+                self.index,
+                self.profile.category_field,
+                use_close=self.settings.use_close_categories,
+            )
+            decisions = grounder.ground(clean_phrases(expansion.categories))
+            timings.categories_ms = _ms(started)
+        return table, decisions
+
+    def _result(
+        self,
+        query: QueryInput,
+        text: str,
+        notes: list[str],
+        expansion: Expansion,
+        table: CandidateTable,
+        categories: list[CategoryDecision],
+        wq: WeightedQuery,
+        found: SearchResult,
+        timings: Timings,
+    ) -> SiraResult:
+        hits = [
+            SiraHit(
+                id=h.id,
+                score=h.score,
+                bm25_rank=rank,
+                title=(h.source or {}).get("title") if h.source else None,
+                matched_queries=h.matched_queries,
+            )
+            for rank, h in enumerate(found.hits, start=1)
+        ]
+        all_notes = [*notes, *([expansion.note] if expansion.note else [])]
+        llm_calls = [expansion.llm_call] if expansion.llm_call else []
+        if self.reranker is not None and hits:
+            docs = {
+                h.id: (str((h.source or {}).get(TITLE, "")), str((h.source or {}).get(TEXT, "")))
+                for h in found.hits
+            }
+            hits, calls, timings.rerank_ms = self.reranker.rerank(text, hits, docs)
+            llm_calls += calls
+            all_notes.append(
+                f"LLM rerank of the top {self.reranker.top_n}: the engine order (bm25_rank) "
+                "differs from the returned order"
+            )
+        return SiraResult(
+            index=self.index,
+            query=text,
+            query_id=query.id,
+            hits=hits,
+            total=found.total,
+            body=wq.to_dict(),
+            plain_bm25=wq.is_plain_bm25,
+            expansion=expansion,
+            candidates=table,
+            categories=categories,
+            timings=timings,
+            llm_calls=llm_calls,
+            notes=all_notes,
+        )
+
+    # -- public ----------------------------------------------------------------------------
+    def search(
+        self,
+        text: str,
+        *,
+        query_id: str | None = None,
+        phrases: Sequence[str] | None = None,
+        categories: Sequence[str] = (),
+    ) -> SiraResult:
+        """Search one query; ``phrases`` (and ``categories``) bypass the expander."""
+        prepared, notes = self._prepare(text)
+        query = QueryInput(text=prepared, id=query_id)
+        timings = Timings()
+        if phrases is not None or categories:
+            expansion = Expansion(
+                phrases=list(phrases or []), categories=list(categories), source="given"
+            )
+        else:
+            (expansion,), timings.expansion_ms = self._expand([query])
+        table, decisions = self._ground(prepared, expansion, timings)
+        wq = self.compile(prepared, table, decisions)
+        started = time.perf_counter()
+        found = self.backend.search(self.index, wq.to_dict(), params=self.params or None)
+        timings.search_ms = _ms(started)
+        result = self._result(
+            query, prepared, notes, expansion, table, decisions, wq, found, timings
+        )
+        return result.model_copy(update={"params": dict(self.params)})
+
+    def search_many(self, queries: Sequence[QueryInput], *, batch: int = 50) -> list[SiraResult]:
+        """Many queries: LLM calls batched, one DF check per query, searches via ``_msearch``.
+
+        ``search_ms`` is the batch's wall time shared equally by its queries.
+        """
+        prepared = [self._prepare(q.text) for q in queries]
+        inputs = [QueryInput(text=t, id=q.id) for (t, _), q in zip(prepared, queries, strict=True)]
+        expansions, per_query_llm_ms = self._expand(inputs)
+        staged: list[_Staged] = []
+        for query, (text, notes), expansion in zip(inputs, prepared, expansions, strict=True):
+            timings = Timings(expansion_ms=per_query_llm_ms)
+            table, decisions = self._ground(text, expansion, timings)
+            wq = self.compile(text, table, decisions)
+            staged.append(_Staged(query, text, notes, expansion, table, decisions, wq, timings))
+        results: list[SiraResult] = []
+        for start in range(0, len(staged), batch):
+            part = staged[start : start + batch]
+            started = time.perf_counter()
+            found = self.backend.msearch(self.index, [s.query.to_dict() for s in part])
+            share = _ms(started) / len(part)
+            for s, res in zip(part, found, strict=True):
+                s.timings.search_ms = share
+                results.append(
+                    self._result(
+                        s.input,
+                        s.text,
+                        s.notes,
+                        s.expansion,
+                        s.table,
+                        s.categories,
+                        s.query,
+                        res,
+                        s.timings,
+                    )
+                )
+        return results
+
+    def close(self) -> None:
+        if self.expander is not None:
+            self.expander.close()
+        if self.reranker is not None:
+            self.reranker.close()

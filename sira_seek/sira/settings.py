@@ -1,0 +1,74 @@
+"""SIRA's knobs as one typed, side-effect-free settings model (``SIRA_SEEK_SIRA_*`` env vars).
+
+The defaults of ``tau``, ``weight`` and ``ngram_tier`` were chosen on a dev split only (the first
+50 wikimh/hotpotqa questions, both engines) with ``python -m sira_seek.sira.tuning``: among the
+settings where the weak CPU model's expansions lose at most 0.01 nDCG@10 / Recall@10 against
+BM25, the best strong-LLM nDCG@10. Reported numbers come from all 100 questions and the held-out
+50 (tests/regression/sira_wikimh_hotpotqa.json).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Task = Literal["factoid", "multihop", "claim"]
+
+DEFAULT_TAU = 0.1
+DEFAULT_WEIGHT = 0.5
+
+
+class SiraSettings(BaseSettings):
+    """How SIRA enriches, filters and weights a query."""
+
+    model_config = SettingsConfigDict(env_prefix="SIRA_SEEK_SIRA_", extra="ignore")
+
+    tau: float = Field(
+        default=DEFAULT_TAU,
+        gt=0.0,
+        le=1.0,
+        description="A phrase survives when some window of it has 0 < DF <= tau * |C|.",
+    )
+    weight: float = Field(
+        default=DEFAULT_WEIGHT,
+        ge=0.0,
+        description="w in score = BM25(q_orig) + w * BM25(q_exp); the expansion clause's boost.",
+    )
+    task: Task = Field(default="multihop", description="Which enrichment prompt to use.")
+    size: int = Field(default=10, ge=1, le=10_000, description="Hits returned by a search.")
+    ngram_tier: bool = Field(
+        default=True,
+        description="Also score expansion phrases on the bigram (shingle) subfields, as the "
+        "reference sums unigram and n-gram BM25.",
+    )
+    drop_query_copies: bool = Field(
+        default=True,
+        description="Drop a phrase whose every term is already in the query (in_query).",
+    )
+    max_llm_phrases: int = Field(default=10, ge=1, description="Phrases taken from one answer.")
+    max_candidates: int = Field(
+        default=1000, ge=1, description="More candidate phrases than this is an error."
+    )
+    max_kept: int = Field(
+        default=32,
+        ge=1,
+        description="Kept phrases beyond this are dropped (over_limit) so the compiled query "
+        "stays under the engines' clause limits.",
+    )
+    max_phrase_words: int = Field(
+        default=8, ge=1, description="Longer candidate phrases are dropped as too_long."
+    )
+    max_query_words: int = Field(
+        default=256,
+        ge=1,
+        description="Longer queries are cut to this many words (engines cap query clauses).",
+    )
+    category_weight: float = Field(default=1.0, ge=0.0, description="Boost of category clauses.")
+    use_close_categories: bool = Field(
+        default=False,
+        description="Use the closest existing category when a proposed one does not exist.",
+    )
+    rerank_top_n: int = Field(default=0, ge=0, le=100, description="LLM rerank depth; 0 = off.")
+    llm_concurrency: int = Field(default=16, ge=1)

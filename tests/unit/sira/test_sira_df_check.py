@@ -1,0 +1,126 @@
+"""The DF filter: one request per query, and a decision with a reason for every candidate."""
+
+from __future__ import annotations
+
+import pytest
+from sira_fakes import DF, FakeBackend, NoRequestBackend
+
+from sira_seek.sira.df_check import DocFrequencyChecker, TooManyCandidatesError, decide
+from sira_seek.sira.index_profile import IndexProfile
+
+
+def _checker(backend: FakeBackend, tau: float = 0.1, **kw: int) -> DocFrequencyChecker:
+    return DocFrequencyChecker(backend, IndexProfile(index="idx"), tau=tau, **kw)
+
+
+def test_every_candidate_gets_a_decision_in_one_round_trip(fake_backend: FakeBackend) -> None:
+    phrases = ["Christopher Nolan", "film director", "zzzxq", "the of", "Malayalam cinema"]
+    table = _checker(fake_backend).check(phrases)
+    assert len(fake_backend.requests) == 1 and table.round_trips == 1
+    got = {c.phrase: c.decision for c in table.candidates}
+    assert got == {
+        "Christopher Nolan": "kept",  # nolan: DF 7 <= 100
+        "film director": "too_common",  # rarest window DF 300 > 0.1 * 1000
+        "zzzxq": "absent",
+        "the of": "no_terms",
+        "Malayalam cinema": "kept",
+    }
+    assert table.doc_count == 1000 and table.max_doc_freq == pytest.approx(100)
+    assert table.kept_phrases() == ["Christopher Nolan", "Malayalam cinema"]
+    nolan = table.candidates[0]
+    assert nolan.doc_freq == 7 and "'nolan'" in nolan.reason
+
+
+def test_one_request_covers_unigram_and_shingle_fields(fake_backend: FakeBackend) -> None:
+    _checker(fake_backend).check(["Christopher Edward Nolan"])
+    ((_, path, body),) = fake_backend.requests
+    assert path == "/idx/_mtermvectors"
+    assert body["docs"][0]["fields"] == ["contents", "contents.shingles"]
+    assert body["docs"][0]["term_statistics"] is True
+
+
+def test_a_rare_bigram_window_keeps_a_phrase_of_common_words() -> None:
+    backend = FakeBackend({"new": 500, "york": 400, "new york": 30}, doc_count=1000)
+    table = _checker(backend).check(["New York"])
+    assert table.candidates[0].decision == "kept"
+    assert table.candidates[0].has_known_ngrams()
+    assert "ngram 'new york'" in table.candidates[0].reason
+
+
+def test_enrichment_fields_are_checked_in_the_same_request() -> None:
+    backend = FakeBackend(DF)
+    profile = IndexProfile(
+        index="idx",
+        phrase_field="sira_enrichment.phrases",
+        phrase_shingle_field="sira_enrichment.phrases.shingles",
+    )
+    DocFrequencyChecker(backend, profile, tau=0.1).check(["nolan"])
+    ((_, _, body),) = backend.requests
+    assert body["docs"][0]["fields"] == [
+        "contents",
+        "sira_enrichment.phrases",
+        "contents.shingles",
+        "sira_enrichment.phrases.shingles",
+    ]
+    assert body["docs"][0]["doc"] == {"contents": "nolan", "sira_enrichment": {"phrases": "nolan"}}
+
+
+def test_df_is_summed_over_source_and_enrichment_fields() -> None:
+    backend = FakeBackend({"nolan": 60})
+    profile = IndexProfile(index="idx", phrase_field="sira_enrichment.phrases")
+    table = DocFrequencyChecker(backend, profile, tau=0.1).check(["nolan"])
+    # 60 in contents + 60 in phrases = 120 > 100
+    assert table.candidates[0].decision == "too_common"
+    assert table.candidates[0].doc_freq == 120
+
+
+def test_limits_too_long_over_limit_and_too_many(fake_backend: FakeBackend) -> None:
+    long_phrase = " ".join(["nolan"] * 9)
+    table = _checker(fake_backend, max_kept=1).check(["nolan", "malayalam", long_phrase])
+    assert [c.decision for c in table.candidates] == ["kept", "over_limit", "too_long"]
+    with pytest.raises(TooManyCandidatesError, match="max_candidates=2"):
+        _checker(fake_backend, max_candidates=2).check(["a1", "b2", "c3"])
+
+
+def test_tau_moves_the_too_common_boundary(fake_backend: FakeBackend) -> None:
+    assert _checker(fake_backend, tau=0.3).check(["director"]).candidates[0].kept
+    assert not _checker(fake_backend, tau=0.299).check(["director"]).candidates[0].kept
+
+
+def test_no_candidates_means_no_request(fake_backend: FakeBackend) -> None:
+    table = _checker(fake_backend).check([])
+    assert table.candidates == [] and fake_backend.requests == []
+
+
+def test_backend_without_request_falls_back_to_one_call_per_field() -> None:
+    backend = NoRequestBackend(DF)
+    table = _checker(backend).check(["Christopher Nolan", "zzzxq"])
+    assert table.round_trips == 2
+    assert [c.decision for c in table.candidates] == ["kept", "absent"]
+
+
+def test_decide_reports_the_rarest_window() -> None:
+    from sira_seek.sira.df_check import WindowStat
+
+    windows = [
+        WindowStat(window="a", tier="unigram", doc_freq=50),
+        WindowStat(window="b", tier="unigram", doc_freq=5),
+        WindowStat(window="c", tier="unigram", doc_freq=0),
+    ]
+    d = decide("a b c", windows, max_doc_freq=10, doc_count=100)
+    assert d.kept and d.doc_freq == 5
+
+
+def test_phrases_that_only_repeat_the_query_are_dropped(fake_backend: FakeBackend) -> None:
+    query = "Are Christopher Nolan and Malayalam film directors alike?"
+    table = _checker(fake_backend).check(["Nolan", "Christopher Edward Nolan"], query=query)
+    assert len(fake_backend.requests) == 1  # the query rides in the same request
+    ((_, _, body),) = fake_backend.requests
+    assert body["docs"][-1]["doc"]["contents"] == query
+    copy, new = table.candidates
+    assert copy.decision == "in_query" and "no term the query lacks" in copy.reason
+    assert new.decision == "kept"  # "edward" is new; its query terms count in both parts
+    off = DocFrequencyChecker(
+        fake_backend, IndexProfile(index="idx"), tau=0.1, drop_query_copies=False
+    )
+    assert off.check(["Nolan"], query=query).candidates[0].decision == "kept"

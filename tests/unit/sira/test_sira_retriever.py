@@ -1,0 +1,167 @@
+"""The retriever against an in-memory cluster: stages, fallbacks and clear errors."""
+
+from __future__ import annotations
+
+import pytest
+from sira_fakes import DF, FakeBackend
+
+from sira_seek.sira.categories import CategoryGrounder, rank_neighbours
+from sira_seek.sira.df_check import TooManyCandidatesError
+from sira_seek.sira.expansions import QueryInput
+from sira_seek.sira.index_profile import SiraIndexError, profile_from_mapping, read_index_profile
+from sira_seek.sira.retriever import EmptyQueryError, SiraRetriever
+from sira_seek.sira.settings import SiraSettings
+
+ENRICHED = {
+    "idx": {
+        "mappings": {
+            "properties": {
+                "contents": {"type": "text", "fields": {"shingles": {"type": "text"}}},
+                "sira_enrichment": {
+                    "properties": {
+                        "phrases": {"type": "text", "fields": {"shingles": {"type": "text"}}},
+                        "categories": {"type": "keyword", "fields": {"words": {"type": "text"}}},
+                    }
+                },
+            }
+        }
+    }
+}
+
+
+def test_kept_phrases_become_a_weighted_clause(fake_backend: FakeBackend) -> None:
+    r = SiraRetriever(fake_backend, "idx", settings=SiraSettings(tau=0.1, weight=0.4))
+    res = r.search("who directed Inception", phrases=["Christopher Nolan", "zzzxq"])
+    assert not res.plain_bm25
+    group = res.body["query"]["bool"]["should"][1]["bool"]
+    assert group["boost"] == 0.4
+    assert [c["match"]["contents"]["query"] for c in group["should"]] == ["Christopher Nolan"]
+    assert [h.id for h in res.hits] == ["d1", "d2"] and res.hits[0].bm25_rank == 1
+    assert fake_backend.searches[-1] == res.body
+    assert res.timings.engine_ms >= res.timings.search_ms > 0
+    assert [c.decision for c in res.candidates.candidates] == ["kept", "absent"]
+
+
+def test_no_kept_phrase_means_plain_bm25(fake_backend: FakeBackend) -> None:
+    res = SiraRetriever(fake_backend, "idx").search("who", phrases=["zzzxq", "the"])
+    assert res.plain_bm25
+    assert res.body["query"] == {"match": {"contents": {"query": "who", "_name": "sira_original"}}}
+
+
+def test_no_expander_is_plain_bm25_with_a_note(fake_backend: FakeBackend) -> None:
+    res = SiraRetriever(fake_backend, "idx").search("nolan films")
+    assert res.plain_bm25 and res.notes and fake_backend.requests == []
+
+
+def test_empty_and_long_queries(fake_backend: FakeBackend) -> None:
+    r = SiraRetriever(fake_backend, "idx", settings=SiraSettings(max_query_words=5))
+    with pytest.raises(EmptyQueryError):
+        r.search("  \n\t ")
+    res = r.search("one two three four five six seven")
+    assert res.query == "one two three four five" and "cut from 7 to 5" in res.notes[0]
+
+
+def test_too_many_candidates_is_a_clear_error(fake_backend: FakeBackend) -> None:
+    r = SiraRetriever(fake_backend, "idx", settings=SiraSettings(max_candidates=3))
+    with pytest.raises(TooManyCandidatesError, match="4 candidate phrases"):
+        r.search("q", phrases=["a1", "a2", "a3", "a4"])
+
+
+def test_search_many_uses_one_df_request_per_query_and_msearch(fake_backend: FakeBackend) -> None:
+    r = SiraRetriever(fake_backend, "idx")
+    results = r.search_many([QueryInput(text="a", id="1"), QueryInput(text="b", id="2")])
+    assert [x.query_id for x in results] == ["1", "2"]
+    assert len(fake_backend.searches) == 2
+
+
+def test_profile_without_contents_or_index_is_a_clear_error(fake_backend: FakeBackend) -> None:
+    with pytest.raises(SiraIndexError, match="no `contents` field"):
+        profile_from_mapping("x", {"x": {"mappings": {"properties": {"body": {"type": "text"}}}}})
+    with pytest.raises(SiraIndexError, match="does not exist"):
+        read_index_profile(fake_backend, "missing")
+
+
+def test_enrichment_fields_count_only_when_populated() -> None:
+    empty = read_index_profile(FakeBackend(DF, mapping=ENRICHED), "idx")
+    assert not empty.has_enrichment and empty.category_field is None
+    full = read_index_profile(
+        FakeBackend(
+            DF,
+            mapping=ENRICHED,
+            populated={"sira_enrichment.phrases", "sira_enrichment.categories"},
+        ),
+        "idx",
+    )
+    assert full.df_fields() == [
+        "contents",
+        "sira_enrichment.phrases",
+        "contents.shingles",
+        "sira_enrichment.phrases.shingles",
+    ]
+    assert full.category_field == "sira_enrichment.categories"
+
+
+def test_original_query_also_searches_enrichment_phrases() -> None:
+    backend = FakeBackend(DF, mapping=ENRICHED, populated={"sira_enrichment.phrases"})
+    res = SiraRetriever(backend, "idx").search("nolan")
+    mm = res.body["query"]["multi_match"]
+    assert mm["fields"] == ["contents", "sira_enrichment.phrases"]
+    assert mm["type"] == "most_fields"
+
+
+def test_category_neighbours_rank_by_word_overlap() -> None:
+    found = [
+        "Indian film directors",
+        "Film directors from Kerala",
+        "Cricket",
+        "Indian film directors",
+    ]
+    assert rank_neighbours("indian film directors", found)[0] == "Indian film directors"
+    assert "Cricket" not in rank_neighbours("film director", found)
+
+
+def test_category_grounding_exists_close_absent(fake_backend: FakeBackend) -> None:
+    from sira_seek.backend import SearchHit, SearchResult
+
+    def msearch(index, bodies, params=None):  # noqa: ANN001, ANN202
+        out = []
+        for body in bodies:
+            if "term" in body["query"]:
+                value = body["query"]["term"]["sira_enrichment.categories"]
+                out.append(SearchResult(hits=[], total=3 if value == "Films" else 0, took_ms=1))
+            else:
+                src = {"sira_enrichment": {"categories": ["Malayalam films", "Films"]}}
+                words = body["query"]["match"]["sira_enrichment.categories.words"]
+                hits = [SearchHit(id="d", score=1.0, source=src)] if "film" in words else []
+                out.append(SearchResult(hits=hits, total=len(hits), took_ms=1))
+        return out
+
+    fake_backend.msearch = msearch  # type: ignore[method-assign]
+    grounder = CategoryGrounder(fake_backend, "idx", "sira_enrichment.categories", use_close=True)
+    films, malayalam, none = grounder.ground(["Films", "malayalam film", "Cricket"])
+    assert films.decision == "exists" and films.use == "Films" and films.doc_count == 3
+    assert malayalam.decision == "close_match" and malayalam.use == "Malayalam films"
+    assert none.decision == "absent" and none.use is None
+
+
+def test_named_query_scores_are_asked_for_and_explained(fake_backend: FakeBackend) -> None:
+    fake_backend.named_scores = True
+    res = SiraRetriever(fake_backend, "idx").search("nolan")
+    assert fake_backend.search_params[-1] == {"include_named_queries_score": "true"}
+    assert res.explain().startswith("GET idx/_search?include_named_queries_score=true\n")
+    fake_backend.named_scores = False
+    res = SiraRetriever(fake_backend, "idx").search("nolan")
+    assert fake_backend.search_params[-1] is None
+    assert res.explain().startswith("GET idx/_search\n")
+
+
+def test_ngram_tier_adds_the_shingle_field_for_known_bigrams(fake_backend: FakeBackend) -> None:
+    phrases = ["Christopher Edward", "Nolan"]  # bigram "christopher edward" has DF 1
+    on = SiraRetriever(fake_backend, "idx", settings=SiraSettings(ngram_tier=True))
+    clauses = on.search("who", phrases=phrases).body["query"]["bool"]["should"][1]["bool"]
+    first, second = clauses["should"]
+    assert first["multi_match"]["fields"] == ["contents", "contents.shingles"]
+    assert second == {"match": {"contents": {"query": "Nolan", "_name": "sira_expansion:Nolan"}}}
+    off = SiraRetriever(fake_backend, "idx", settings=SiraSettings(ngram_tier=False))
+    clauses = off.search("who", phrases=phrases).body["query"]["bool"]["should"][1]["bool"]
+    assert all("match" in c for c in clauses["should"])

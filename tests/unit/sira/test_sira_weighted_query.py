@@ -1,0 +1,66 @@
+"""The compiled query: plain BM25 without kept phrases, BM25(q) + w*BM25(q_exp) with them."""
+
+from __future__ import annotations
+
+import json
+
+from sira_seek.sira.results import dev_tools_request
+from sira_seek.sira.weighted_query import CategoryClause, TextClause, WeightedQuery
+
+
+def _orig() -> TextClause:
+    return TextClause(name="sira_original", text="who directed", fields=["contents"])
+
+
+def test_without_expansion_it_is_exactly_plain_bm25() -> None:
+    wq = WeightedQuery(original=_orig(), weight=0.7, size=5)
+    assert wq.is_plain_bm25
+    assert wq.to_dict() == {
+        "size": 5,
+        "_source": False,
+        "query": {"match": {"contents": {"query": "who directed", "_name": "sira_original"}}},
+    }
+
+
+def test_expansion_group_carries_the_weight_and_every_clause_is_named() -> None:
+    exp = [
+        TextClause(name="sira_expansion:Kerala", text="Kerala", fields=["contents"]),
+        TextClause(
+            name="sira_expansion:Malayalam cinema",
+            text="Malayalam cinema",
+            fields=["contents", "contents.shingles"],
+        ),
+    ]
+    cats = [
+        CategoryClause(
+            name="sira_category:Films", field="sira_enrichment.categories", value="Films"
+        )
+    ]
+    q = WeightedQuery(
+        original=_orig(), expansion=exp, weight=0.3, categories=cats, category_weight=2.0
+    ).query_dict()
+    orig, group, cat_group = q["bool"]["should"]
+    assert orig["match"]["contents"]["_name"] == "sira_original"
+    assert group["bool"]["boost"] == 0.3 and group["bool"]["_name"] == "sira_expansion"
+    first, second = group["bool"]["should"]
+    assert first == {"match": {"contents": {"query": "Kerala", "_name": "sira_expansion:Kerala"}}}
+    assert second["multi_match"]["type"] == "most_fields"
+    assert second["multi_match"]["fields"] == ["contents", "contents.shingles"]
+    assert cat_group["bool"]["boost"] == 2.0
+    assert cat_group["bool"]["should"][0] == {
+        "term": {"sira_enrichment.categories": {"value": "Films", "_name": "sira_category:Films"}}
+    }
+
+
+def test_zero_weight_drops_the_expansion_group() -> None:
+    exp = [TextClause(name="e", text="x", fields=["contents"])]
+    q = WeightedQuery(original=_orig(), expansion=exp, weight=0.0).query_dict()
+    assert q == _orig().to_dict()
+
+
+def test_dev_tools_request_round_trips() -> None:
+    body = WeightedQuery(original=_orig(), weight=1.0).to_dict()
+    text = dev_tools_request("my-index", body)
+    first, rest = text.split("\n", 1)
+    assert first == "GET my-index/_search"
+    assert json.loads(rest) == body
