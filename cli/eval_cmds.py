@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from sira_seek.corpus import read_qrels, read_queries
+from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.sira.evaluation import evaluate_sira
 
@@ -28,6 +29,17 @@ def eval_group() -> None:
 @click.option("--method", type=click.Choice(["bm25", "sira"]), default="bm25", show_default=True)
 @sira_options
 @click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--save-run",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write per-query results, latencies and LLM tokens for `sira-seek report`.",
+)
+@click.option("--name", "run_name", default=None, help="Run name in reports (default: METHOD).")
+@click.option(
+    "--log-queries", is_flag=True, help="Record every query in the sira-seek-log-* index."
+)
+@click.option("--log-prefix", default="sira-seek-log-", show_default=True, hidden=True)
 @cluster_options
 @friendly_errors
 def eval_retrieval(
@@ -41,6 +53,10 @@ def eval_retrieval(
     weight: float | None,
     task: str | None,
     as_json: bool,
+    save_run: Path | None,
+    run_name: str | None,
+    log_queries: bool,
+    log_prefix: str,
     **kw: Any,
 ) -> None:
     """nDCG@10, Recall@10 and Recall@100 of METHOD over BEIR queries and qrels.
@@ -59,7 +75,22 @@ def eval_retrieval(
             raise click.ClickException(
                 f"index {index!r} does not exist: run `sira-seek ingest` first"
             )
-        if expander is not None:
+        if save_run is not None or log_queries:
+            record = recorded_run(
+                backend,
+                index,
+                read_queries(queries),
+                read_qrels(qrels),
+                method=method,
+                expander=expander,
+                settings=settings,
+                name=run_name or method,
+                log_prefix=log_prefix if log_queries else None,
+            )
+            metrics = {**record.metrics, "queries": len(record.per_query)}
+            if save_run is not None:
+                record.save(save_run)
+        elif expander is not None:
             metrics = evaluate_sira(
                 backend,
                 index,

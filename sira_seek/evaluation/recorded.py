@@ -1,0 +1,81 @@
+"""Evaluation runs that keep what reports and the query log need (per query, timed)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from sira_seek.backend import SearchBackend
+from sira_seek.bm25 import bm25_query
+from sira_seek.corpus import Query
+
+from .run_record import RunRecord, build_run_record
+
+DEPTH = 100
+
+
+def recorded_run(
+    backend: SearchBackend,
+    index: str,
+    queries: list[Query],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    method: str,
+    expander: object | None = None,
+    settings: object | None = None,
+    name: str | None = None,
+    log_prefix: str | None = None,
+) -> RunRecord:
+    """Run ``method`` query by query, timing each; log every query when given a log prefix.
+
+    Slower than the batched ``evaluate_*`` functions (one request per query) but the per-query
+    latencies are real, not a batch divided by its size.
+    """
+    judged = [q for q in queries if q.id in qrels]
+    latencies: list[float] = []
+    tokens: list[int] = []
+    run: dict[str, dict[str, float]] = {}
+    meta = {"engine": backend.info.engine, "index": index}
+    if method == "sira":
+        from sira_seek.inspection.from_results import record_from_sira
+        from sira_seek.inspection.query_log import QueryLogger
+        from sira_seek.sira.evaluation import sira_results
+        from sira_seek.sira.settings import SiraSettings
+
+        sira_settings = settings if isinstance(settings, SiraSettings) else SiraSettings()
+        results = sira_results(
+            backend,
+            index,
+            judged,
+            expander=expander,
+            settings=sira_settings,  # type: ignore[arg-type]
+        )
+        logger = QueryLogger(backend, prefix=log_prefix) if log_prefix else None
+        for query, result in zip(judged, results, strict=True):
+            run[query.id] = {h.id: h.score for h in result.hits}
+            latencies.append(result.timings.total_ms)
+            tokens.append(sum(c.prompt_tokens + c.completion_tokens for c in result.llm_calls))
+            if logger is not None:
+                logger.log(
+                    record_from_sira(
+                        result,
+                        weight=sira_settings.weight,
+                        tau=sira_settings.tau,
+                    )
+                )
+        if logger is not None:
+            logger.flush()
+        record = build_run_record(
+            name or "sira", "sira", run, qrels, latency_ms=latencies, llm_tokens=tokens, **meta
+        )
+        record.settings = {
+            "expansion_weight": sira_settings.weight,
+            "max_df_ratio": sira_settings.tau,
+        }
+        return record
+    for query in judged:
+        start = time.perf_counter()
+        result = backend.search(index, {**bm25_query(query.text), "size": DEPTH, "_source": False})
+        latencies.append((time.perf_counter() - start) * 1000)
+        run[query.id] = {h.id: h.score for h in result.hits}
+    return build_run_record(name or "bm25", "bm25", run, qrels, latency_ms=latencies, **meta)
