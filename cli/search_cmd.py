@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from sira_seek.inspection.from_results import record_from_sira
+from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
 from sira_seek.sira.rerank import LLMReranker
@@ -147,6 +149,9 @@ def _print_human(result: SiraResult) -> None:
     is_flag=True,
     help="Print hits, the compiled query and the candidate table as JSON.",
 )
+@click.option(
+    "--log-queries", is_flag=True, help="Record this search in the sira-seek-log-* index."
+)
 @cluster_options
 @friendly_errors
 def search(
@@ -162,6 +167,7 @@ def search(
     rerank: int,
     explain: bool,
     as_json: bool,
+    log_queries: bool,
     **kw: Any,
 ) -> None:
     """Search INDEX for TEXT with SIRA (plain BM25 when no --llm or --expansions is given)."""
@@ -186,6 +192,9 @@ def search(
             retriever.close()
     except TermStatisticsError as exc:
         raise click.ClickException(str(exc)) from None
+    if log_queries:
+        with QueryLogger(backend) as qlog:
+            qlog.log(record_from_sira(result, weight=settings.weight, tau=settings.tau))
     if as_json:
         payload = result.to_json_dict()
         if explain:
