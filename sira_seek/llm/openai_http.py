@@ -143,6 +143,10 @@ class OpenAICompatibleClient:
     # -- server discovery -----------------------------------------------------------------
 
     async def model_name(self) -> str:
+        """The spec's model without a network call (so cached answers need no server), else
+        the first model the server lists."""
+        if self._model is not None:
+            return self._model
         return (await self._server_info()).model
 
     async def _server_info(self) -> _ServerInfo:

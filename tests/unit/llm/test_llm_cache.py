@@ -134,3 +134,27 @@ def test_errors_are_not_cached(tmp_path: Path) -> None:
     results = asyncio.run(client.generate_many([LLMRequest(prompt="q")]))
     assert results[0].kind == "server_error"  # type: ignore[union-attr]
     assert asyncio.run(client.generate(LLMRequest(prompt="q"))).text == "fine"
+
+
+def test_cached_answers_need_no_server(tmp_path: Path) -> None:
+    from stub_openai_server import StubOpenAIServer, StubReply
+
+    from sira_seek.llm.llamacpp_server import free_local_port
+    from sira_seek.llm.openai_http import OpenAICompatibleClient
+
+    request = LLMRequest(prompt="q")
+
+    async def ask(url: str) -> LLMResponse:
+        client = CachingLLMClient(
+            OpenAICompatibleClient(endpoints=[url], model="stub-model"), ResponseCache(tmp_path)
+        )
+        try:
+            return await client.generate(request)
+        finally:
+            await client.aclose()
+
+    with StubOpenAIServer(default=StubReply(text="from the server")) as stub:
+        assert not asyncio.run(ask(stub.base_url)).cache_hit
+    # The server is gone (a re-run on a laptop): the answer still comes, from the cache.
+    replay = asyncio.run(ask(f"http://127.0.0.1:{free_local_port()}/v1"))
+    assert replay.cache_hit and replay.text == "from the server"
