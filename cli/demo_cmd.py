@@ -76,7 +76,8 @@ def demo(
     qrels = read_qrels(data / "qrels-hotpotqa.tsv")
     rows: dict[str, dict[str, float]] = {"bm25": evaluate_bm25(backend, index, queries, qrels)}
     for name, expander in _expanders(data, llm_spec, cpu_llm):
-        click.echo(f"      SIRA with {name} ...", err=True)
+        slow = " (one CPU LLM call per question: minutes the first time, cached after)"
+        click.echo(f"      SIRA with {name} ...{slow if 'CPU' in name else ''}", err=True)
         try:
             rows[f"sira ({name})"] = evaluate_sira(
                 backend, index, queries, qrels, expander=expander
