@@ -8,6 +8,7 @@ from sira_seek import __version__
 
 from .demo_cmd import demo
 from .eval_cmds import eval_group
+from .explain_cmd import explain
 from .ingest_cmd import ingest
 from .kibana_cmd import kibana
 from .node_cmds import node
@@ -28,6 +29,7 @@ cli.add_command(demo)
 cli.add_command(kibana)
 cli.add_command(report)
 cli.add_command(search)
+cli.add_command(explain)
 
 
 def _register_optional() -> None:

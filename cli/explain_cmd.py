@@ -1,0 +1,76 @@
+"""`sira-seek explain HIT_ID --query ..`: per-clause score contributions for one hit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sira_seek.sira.hit_explanation import explain_hit
+from sira_seek.sira.retriever import SiraRetriever
+
+from .options import backend_from_options, cluster_options, friendly_errors
+from .search_cmd import build_expander, sira_options, sira_settings
+
+
+def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
+    out = [f"{'  ' * depth}{node.get('value', 0):.4f}  {node.get('description', '')}"]
+    if depth < max_depth:
+        for child in node.get("details", []):
+            out += _lines(child, depth + 1, max_depth)
+    return out
+
+
+@click.command("explain")
+@click.argument("hit_id")
+@click.option("--query", "text", required=True, help="The search text.")
+@click.option("--index", required=True)
+@sira_options
+@click.option("--id", "query_id", default=None, help="Query id to look up in --expansions.")
+@click.option("--depth", type=int, default=3, show_default=True, help="Lucene tree depth shown.")
+@click.option("--json", "as_json", is_flag=True)
+@cluster_options
+@friendly_errors
+def explain(
+    hit_id: str,
+    text: str,
+    index: str,
+    llm_spec: str | None,
+    expansions: Path | None,
+    tau: float | None,
+    weight: float | None,
+    task: str | None,
+    query_id: str | None,
+    depth: int,
+    as_json: bool,
+    **kw: Any,
+) -> None:
+    """Show how HIT_ID scored under the SIRA query for --query: clause by clause."""
+    settings = sira_settings(tau, weight, task)
+    expander = build_expander(llm_spec, expansions, settings.task)
+    backend = backend_from_options(kw)
+    retriever = SiraRetriever(backend, index, settings=settings, expander=expander)
+    try:
+        result = retriever.search(text, query_id=query_id)
+    finally:
+        retriever.close()
+    info = explain_hit(backend, index, result.body["query"], hit_id)
+    if as_json:
+        click.echo(json.dumps({**info.model_dump(), "query": result.body}, indent=2))
+        return
+    if not info.matched:
+        click.echo(f"{hit_id} does not match this query (score 0)")
+        return
+    rank = next((i + 1 for i, h in enumerate(result.hits) if h.id == hit_id), None)
+    where = f"rank {rank}" if rank else f"not in the top {len(result.hits)}"
+    click.echo(f"{hit_id}: score {info.score:.4f} ({where})")
+    for clause in info.clauses:
+        score = "matched" if clause.score is None else f"{clause.score:.4f}"
+        click.echo(f"  {clause.name:40s} {score}")
+    kept = [c.phrase for c in result.candidates.kept]
+    click.echo(f"  expansion phrases kept: {', '.join(kept) or 'none (plain BM25)'}")
+    if info.engine_explanation:
+        click.echo("engine explanation:")
+        click.echo("\n".join(_lines(info.engine_explanation, 1, depth)))
