@@ -12,10 +12,10 @@ from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.esplugin.local_node import LocalNode
 from sira_seek.esplugin.registry import connect
-from sira_seek.evaluation.retrieval import evaluate_bm25
+from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.errors import LLMCallError
-from sira_seek.sira.evaluation import evaluate_sira
+from sira_seek.reporting.html_report import render_report
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
 
 from .options import default_data_dir, friendly_errors
@@ -37,6 +37,13 @@ from .options import default_data_dir, friendly_errors
     default=None,
     help="Also run SIRA with the embedded CPU model (default: when installed).",
 )
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("sira-demo-output"),
+    show_default=True,
+    help="Where run files and the HTML report go.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @friendly_errors
 def demo(
@@ -46,6 +53,7 @@ def demo(
     index: str,
     llm_spec: str | None,
     cpu_llm: bool | None,
+    out: Path,
     as_json: bool,
 ) -> None:
     """Start a local node, ingest wikimh, and compare BM25 with SIRA on its HotpotQA questions.
@@ -74,16 +82,32 @@ def demo(
     click.echo("[3/3] BM25 and SIRA retrieval on the 100 HotpotQA questions ...", err=True)
     queries = read_queries(data / "queries-hotpotqa.jsonl")
     qrels = read_qrels(data / "qrels-hotpotqa.tsv")
-    rows: dict[str, dict[str, float]] = {"bm25": evaluate_bm25(backend, index, queries, qrels)}
+    out.mkdir(parents=True, exist_ok=True)
+    records = [recorded_run(backend, index, queries, qrels, method="bm25", name="bm25")]
     for name, expander in _expanders(data, llm_spec, cpu_llm):
         slow = " (one CPU LLM call per question: minutes the first time, cached after)"
         click.echo(f"      SIRA with {name} ...{slow if 'CPU' in name else ''}", err=True)
         try:
-            rows[f"sira ({name})"] = evaluate_sira(
-                backend, index, queries, qrels, expander=expander
+            records.append(
+                recorded_run(
+                    backend,
+                    index,
+                    queries,
+                    qrels,
+                    method="sira",
+                    expander=expander,
+                    name=f"sira ({name})",
+                )
             )
         finally:
             expander.close()
+    rows = {r.name: {**r.metrics, "queries": len(r.per_query)} for r in records}
+    for i, record in enumerate(records):
+        record.save(out / f"run-{i}-{record.method}.json")
+    report_path = out / "report.html"
+    report_path.write_text(
+        render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA")
+    )
     if as_json:
         click.echo(json.dumps(rows))
         return
@@ -94,7 +118,8 @@ def demo(
             f"{name:{width}s} {metrics['ndcg@10']:8.4f} {metrics['recall@10']:10.4f} "
             f"{metrics['recall@100']:11.4f}"
         )
-    click.echo(f"\nThe node keeps running at {url}; stop it with `sira-seek node down`.")
+    click.echo(f"\nRun files and an HTML report: {report_path}")
+    click.echo(f"The node keeps running at {url}; stop it with `sira-seek node down`.")
 
 
 def _cpu_model_installed() -> bool:

@@ -82,6 +82,7 @@ def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: 
     if not runs:
         raise ValueError("a report needs at least one run file")
     base = next((r for r in runs if r.name == baseline), runs[0])
+    svg_charts.reset_colors([r.name for r in runs])
     metrics = sorted({m for r in runs for m in r.metrics})
     sections = [
         f"<h1>{escape(title or 'sira-seek evaluation report')}</h1>",
@@ -121,7 +122,7 @@ def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: 
         ),
         "<h2>LLM tokens per query</h2>",
         svg_charts.histogram(
-            {r.name: [float(t) for t in r.llm_tokens] for r in runs if r.llm_tokens},
+            {r.name: [float(t) for t in r.llm_tokens] for r in runs if any(r.llm_tokens)},
             "LLM tokens per query",
             "tokens",
         ),

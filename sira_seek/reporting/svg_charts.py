@@ -8,6 +8,21 @@ PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a
 W, H, PAD = 640, 300, 48
 TOP = 30  # room for the legend row above the plot
 
+# One colour per run name for the whole report, so a run looks the same in every chart.
+_assigned: dict[str, str] = {}
+
+
+def color_of(name: str) -> str:
+    if name not in _assigned:
+        _assigned[name] = PALETTE[len(_assigned) % len(PALETTE)]
+    return _assigned[name]
+
+
+def reset_colors(names: list[str]) -> None:
+    _assigned.clear()
+    for name in names:
+        color_of(name)
+
 
 def _frame(body: str, title: str, width: int = W, height: int = H) -> str:
     return (
@@ -56,7 +71,7 @@ def grouped_bars(
             x = x0 + si * bar
             body.append(
                 f'<rect x="{x:.1f}" y="{H - PAD - h:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" '
-                f'fill="{PALETTE[si % len(PALETTE)]}"><title>{escape(name)} {escape(group)}: '
+                f'fill="{color_of(name)}"><title>{escape(name)} {escape(group)}: '
                 f"{v:.4f}</title></rect>"
             )
             body.append(
@@ -79,12 +94,12 @@ def lines(
             f'text-anchor="middle">{x:g}</text>'
         )
     body.append(_x_label(x_label))
-    for si, (name, vals) in enumerate(series.items()):
+    for name, vals in series.items():
         pts = " ".join(
             f"{PAD + i * step:.1f},{H - PAD - (H - PAD - TOP) * v / y_max:.1f}"
             for i, v in enumerate(vals)
         )
-        color = PALETTE[si % len(PALETTE)]
+        color = color_of(name)
         body.append(
             f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2">'
             f"<title>{escape(name)}</title></polyline>"
@@ -137,13 +152,13 @@ def histogram(series: dict[str, list[float]], title: str, x_label: str, bins: in
             f'text-anchor="middle">{lo + span * i / bins:.3g}</text>'
         )
     body.append(_x_label(x_label))
-    for si, (name, cs) in enumerate(counts.items()):
+    for name, cs in counts.items():
         pts = []
         for i, c in enumerate(cs):
             y = H - PAD - (H - PAD - TOP) * c / c_max
             pts += [f"{PAD + i * bw:.1f},{y:.1f}", f"{PAD + (i + 1) * bw:.1f},{y:.1f}"]
         body.append(
-            f'<polyline points="{" ".join(pts)}" fill="none" stroke="{PALETTE[si % len(PALETTE)]}" '
+            f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color_of(name)}" '
             f'stroke-width="2"><title>{escape(name)}</title></polyline>'
         )
     return _frame("".join(body) + legend(list(series)), title)
@@ -158,9 +173,9 @@ def _x_label(text: str) -> str:
 def legend(names: list[str]) -> str:
     """One row above the plot, so it never covers data."""
     items, x = [], PAD
-    for i, name in enumerate(names):
+    for name in names:
         items.append(
-            f'<rect x="{x}" y="8" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>'
+            f'<rect x="{x}" y="8" width="10" height="10" fill="{color_of(name)}"/>'
             f'<text x="{x + 14}" y="17" font-size="11">{escape(name)}</text>'
         )
         x += 24 + 7 * len(name)
