@@ -6,12 +6,15 @@ import click
 
 from sira_seek import __version__
 
+from .ask_cmd import ask
 from .demo_cmd import demo
 from .eval_cmds import eval_group
+from .eval_qa_cmd import eval_qa
 from .explain_cmd import explain
 from .ingest_cmd import ingest
 from .kibana_cmd import kibana
 from .node_cmds import node
+from .qa_score import qa_score
 from .report_cmd import report
 from .search_cmd import search
 
@@ -22,25 +25,10 @@ def cli() -> None:
     """SIRA retrieval and SEEK RAG on Elasticsearch / OpenSearch clusters."""
 
 
-cli.add_command(node)
-cli.add_command(ingest)
-cli.add_command(eval_group)
-cli.add_command(demo)
-cli.add_command(kibana)
-cli.add_command(report)
-cli.add_command(search)
-cli.add_command(explain)
-
-
-def _register_optional() -> None:
-    try:
-        from .qa_score import qa_score
-    except ImportError:
-        return
-    eval_group.add_command(qa_score, "qa-score")
-
-
-_register_optional()
+for command in (node, ingest, search, explain, ask, eval_group, report, kibana, demo):
+    cli.add_command(command)
+eval_group.add_command(qa_score, "qa-score")
+eval_group.add_command(eval_qa, "qa")
 
 
 def main() -> None:

@@ -1,0 +1,54 @@
+"""SEEK: sketch-guided iterative RAG over the user's own cluster.
+
+A steering sketch (title + ordered gists) is drafted from the question, each gist's slot is
+filled with evidence retrieved for a sub-query, and the answer is written from the completed
+sketch. Engine-agnostic: retrieval goes through the small `Retriever` protocol.
+"""
+
+from .api import SeekSession, ask, build_retriever, open_session
+from .batch import BatchReport, run_questions
+from .checkpoint import CheckpointMismatchError, SeekCheckpoint
+from .output_parsing import clean_evidence, clean_subquery, extract_answer
+from .pipeline import RetrieverRequiredError, SeekPipeline
+from .questions import QAFileError, read_questions
+from .results import QuestionInput, QuestionUsage, SeekResult, StageUsage, SubQueryStep, Timings
+from .retrieval import BM25Retriever, RetrievedDoc, Retriever, SiraDocumentRetriever
+from .settings import METHODS, VARIANTS, SeekSettings, resolve_prompt_style
+from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
+
+__all__ = [
+    "METHODS",
+    "VARIANTS",
+    "BM25Retriever",
+    "BatchReport",
+    "CheckpointMismatchError",
+    "Gist",
+    "QAFileError",
+    "QuestionInput",
+    "QuestionUsage",
+    "RetrievedDoc",
+    "Retriever",
+    "RetrieverRequiredError",
+    "SeekCheckpoint",
+    "SeekPipeline",
+    "SeekResult",
+    "SeekSession",
+    "SeekSettings",
+    "SiraDocumentRetriever",
+    "StageUsage",
+    "SteeringSketch",
+    "SubQueryStep",
+    "Timings",
+    "ask",
+    "build_retriever",
+    "clean_evidence",
+    "clean_subquery",
+    "extract_answer",
+    "fallback_sketch",
+    "open_session",
+    "parse_sketch",
+    "read_questions",
+    "resolve_prompt_style",
+    "run_questions",
+    "try_parse_sketch",
+]

@@ -1,0 +1,103 @@
+"""``sira-seek ask``: answer one question with SEEK over an index, showing the filled sketch."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sira_seek.seek.api import open_session
+from sira_seek.seek.results import SeekResult
+from sira_seek.seek.settings import METHODS
+
+from .eval_qa_cmd import make_retriever, seek_options, seek_settings
+from .options import cluster_options, friendly_errors
+
+
+def format_result(result: SeekResult) -> str:
+    """The completed sketch, each sub-query with its documents, the answer and the cost."""
+    lines = [f"Question: {result.question}", ""]
+    if result.sketch is not None:
+        lines += [result.sketch.render(), ""]
+    if result.steps:
+        lines.append("Searches:")
+        for step in result.steps:
+            gist = "question" if step.gist_index is None else f"gist {step.gist_index + 1}"
+            flag = " (cleaned)" if step.malformed else ""
+            lines.append(f"  [{gist}] {step.sub_query}{flag}")
+            lines.append(f"      -> {', '.join(step.retrieved_ids) or '(no documents)'}")
+            if step.error:
+                lines.append(f"      ! {step.error}")
+        lines.append("")
+    for note in result.notes:
+        lines.append(f"Note: {note}")
+    total = result.usage.total
+    lines.append(f"Answer: {result.answer}")
+    lines.append(
+        f"({total.calls} LLM calls, {total.prompt_tokens} prompt + {total.completion_tokens} "
+        f"completion tokens; {result.timings.total_s:.1f}s total, "
+        f"{result.timings.retrieval_s:.2f}s retrieval)"
+    )
+    return "\n".join(lines)
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--index", default=None, help="Index to retrieve from (not for vanilla-llm).")
+@click.option("--method", type=click.Choice(list(METHODS)), default="seek", show_default=True)
+@seek_options
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@cluster_options
+@friendly_errors
+def ask(
+    question: str,
+    index: str | None,
+    method: str,
+    llm_spec: str | None,
+    retriever: str,
+    expansions: Path | None,
+    variant: str,
+    prompt_style: str,
+    top_k: int | None,
+    max_gists: int | None,
+    min_gists: int | None,
+    temperature: float | None,
+    no_cache: bool,
+    as_json: bool,
+    **cluster: Any,
+) -> None:
+    """Answer QUESTION with SEEK: sketch, evidence per gist from --index, answer."""
+    if not question.strip():
+        raise click.UsageError("the question is empty")
+    settings = seek_settings(
+        method,
+        variant=variant,
+        prompt_style=prompt_style,
+        top_k=top_k,
+        max_gists=max_gists,
+        min_gists=min_gists,
+        temperature=temperature,
+    )
+    found = make_retriever(method, index, retriever, llm_spec, expansions, cluster)
+
+    async def run() -> SeekResult:
+        session = open_session(
+            retriever=found,
+            llm_spec=llm_spec,
+            settings=settings,
+            use_cache=False if no_cache else None,
+        )
+        try:
+            return await session.answer(question)
+        finally:
+            await session.aclose()
+
+    result = asyncio.run(run())
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        click.echo(format_result(result))
+    if result.error:
+        raise SystemExit(1)

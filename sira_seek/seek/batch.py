@@ -1,0 +1,94 @@
+"""Many questions at once: per-question pipelines with bounded concurrency.
+
+Each question runs as its own asyncio task, so while one waits on the LLM another's searches
+run in worker threads, and a server that batches (vLLM) always has requests queued. A question
+that fails is recorded with its error and the others carry on; with a checkpoint, finished
+questions survive a kill and are not asked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel
+
+from .checkpoint import SeekCheckpoint
+from .pipeline import SeekPipeline
+from .results import QuestionInput, SeekResult
+
+
+class BatchReport(BaseModel):
+    """Results in input order, and what the run itself did."""
+
+    results: list[SeekResult]
+    resumed: int = 0
+    answered: int = 0
+    failed: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def questions_per_s(self) -> float:
+        return self.answered / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def _failure(question: QuestionInput, pipeline: SeekPipeline, exc: BaseException) -> SeekResult:
+    s = pipeline.settings
+    last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" (at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+    return SeekResult(
+        id=question.id,
+        question=question.question,
+        golden_answers=list(question.golden_answers),
+        method=s.method,
+        variant=s.variant if s.method == "seek" else None,
+        error=f"{type(exc).__name__}: {exc}{where}",
+    )
+
+
+async def run_questions(
+    pipeline: SeekPipeline,
+    questions: Sequence[QuestionInput],
+    *,
+    concurrency: int = 4,
+    checkpoint: SeekCheckpoint | None = None,
+    on_result: Callable[[SeekResult], None] | None = None,
+) -> BatchReport:
+    """Answer every question; at most ``concurrency`` in flight.
+
+    Questions finished in ``checkpoint`` are taken from it; every new result, success or
+    failure, is appended to it as soon as it exists.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    done = checkpoint.finished() if checkpoint is not None else {}
+    semaphore = asyncio.Semaphore(concurrency)
+    started = time.perf_counter()
+    failed = 0
+
+    async def one(question: QuestionInput) -> SeekResult:
+        nonlocal failed
+        async with semaphore:
+            try:
+                result = await pipeline.answer(question)
+            except Exception as exc:  # recorded; never stops the other questions
+                result = _failure(question, pipeline, exc)
+                failed += 1
+            if checkpoint is not None:
+                checkpoint.append(result)
+            if on_result is not None:
+                on_result(result)
+            return result
+
+    todo = [q for q in questions if q.id not in done]
+    fresh = await asyncio.gather(*(one(q) for q in todo))
+    by_id = {**done, **{r.id: r for r in fresh}}
+    return BatchReport(
+        results=[by_id[q.id] for q in questions],
+        resumed=len(questions) - len(todo),
+        answered=len(todo),
+        failed=failed,
+        wall_s=time.perf_counter() - started,
+    )

@@ -1,0 +1,85 @@
+"""The prompts of every SEEK stage, for instruction models and for small base models.
+
+Each stage is a method returning an `LLMRequest`, so the pipeline never knows which style is in
+use. Chat prompts (`ChatSeekPrompts`) instruct; few-shot prompts (`FewShotSeekPrompts`) show
+solved examples and stop at the end of one line, the only format a 270M base model keeps to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from sira_seek.llm.request import LLMRequest
+
+from .retrieval import RetrievedDoc
+from .settings import SeekSettings
+from .sketch import SteeringSketch
+
+ContextKind = Literal["sketch", "plan", "notes", "documents"]
+
+
+class SeekPrompts(Protocol):
+    """One request per stage; ``context`` is the rendered sketch (or plan, notes, documents)."""
+
+    style: str
+
+    def render_sketch(self, sketch: SteeringSketch) -> str: ...
+
+    def sketch(self, question: str) -> LLMRequest: ...
+
+    def subquery(
+        self, question: str, context: str, kind: ContextKind, target: str, *, attempt: int = 0
+    ) -> LLMRequest: ...
+
+    def evidence(
+        self,
+        question: str,
+        sub_query: str,
+        docs: Sequence[RetrievedDoc],
+        context: str,
+        kind: ContextKind,
+        target: str,
+    ) -> LLMRequest: ...
+
+    def update(self, question: str, context: str) -> LLMRequest: ...
+
+    def rewrite_page(
+        self, question: str, sub_query: str, docs: Sequence[RetrievedDoc], page: str, target: str
+    ) -> LLMRequest: ...
+
+    def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest: ...
+
+
+def render_docs(docs: Sequence[RetrievedDoc], max_chars: int) -> str:
+    """Numbered one-line documents; an empty result says so rather than showing nothing."""
+    if not docs:
+        return "(no documents found)"
+    return "\n".join(f"[{i}] {doc.snippet(max_chars)}" for i, doc in enumerate(docs, start=1))
+
+
+class SamplingMixin:
+    """Sampling and caps shared by both styles, from `SeekSettings`."""
+
+    settings: SeekSettings
+
+    def _sampling(self, attempt: int = 0) -> dict[str, object]:
+        s = self.settings
+        seed = None if s.seed is None else s.seed + attempt
+        return {
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "top_k": s.top_k_sampling,
+            "seed": seed,
+        }
+
+
+def make_prompts(style: Literal["chat", "fewshot"], settings: SeekSettings) -> SeekPrompts:
+    """The prompt set for a resolved style (see `settings.resolve_prompt_style`)."""
+    if style == "chat":
+        from .prompts_chat import ChatSeekPrompts
+
+        return ChatSeekPrompts(settings)
+    from .prompts_fewshot import FewShotSeekPrompts
+
+    return FewShotSeekPrompts(settings)

@@ -1,0 +1,169 @@
+"""Few-shot completion prompts for small base models (the CPU default, Gemma 3 270M).
+
+A base model continues patterns rather than following instructions, so every stage shows one
+or two solved examples and the model completes a single line, stopped at the newline. The one
+line is the constraint: it bounds the output (a handful of tokens), and the tolerant parsers
+downstream accept whatever the line holds. A JSON-schema grammar (which the LLM layer offers)
+would constrain it too, but on these 2-core machines a 21-token JSON sub-query took 12-17 s
+against 1-4 s for the same query as a plain 9-token line: grammar sampling is slower per token
+and the JSON wrapper doubles the tokens. Plain lines keep 100 questions within the hour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sira_seek.llm.request import LLMRequest
+
+from .prompts import ContextKind, SamplingMixin, render_docs
+from .retrieval import RetrievedDoc
+from .settings import SeekSettings
+from .sketch import EMPTY_SLOT, NO_EVIDENCE, SteeringSketch
+
+LINE_STOP = ("\n",)
+
+_SKETCH_SHOTS = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Sections: Director of the film Jaws | Birthplace of that director\n\n"
+    "Question: Are Lake Tahoe and Crater Lake in the same state?\n"
+    "Sections: State of Lake Tahoe | State of Crater Lake | Comparison of the two states\n\n"
+)
+
+_SHOT_SKETCH = (
+    "- Director of the film Jaws: Jaws (1975) was directed by Steven Spielberg.\n"
+    "- Birthplace of that director: {birthplace}"
+)
+
+_SUBQUERY_SHOT = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    f"Notes:\n{_SHOT_SKETCH.format(birthplace=EMPTY_SLOT)}\n"
+    "Next: Birthplace of that director\n"
+    "Query: Steven Spielberg birthplace\n\n"
+)
+
+_EVIDENCE_SHOT = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Next: Birthplace of that director\n"
+    "Query: Steven Spielberg birthplace\n"
+    "Documents:\n"
+    "[1] Steven Spielberg: Steven Allan Spielberg (born 1946 in Cincinnati, Ohio) is an "
+    "American film director.\n"
+    "[2] Jaws (film): Jaws is a 1975 American thriller film.\n"
+    "Evidence: [1] Steven Spielberg was born in 1946 in Cincinnati, Ohio, United States.\n\n"
+)
+
+_ANSWER_SHOTS = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    f"Notes:\n{_SHOT_SKETCH.format(birthplace='Spielberg was born in Cincinnati, Ohio.')}\n"
+    "Answer: <answer>United States</answer>\n\n"
+    "Question: Are Lake Tahoe and Crater Lake in the same state?\n"
+    "Notes:\n- State of Lake Tahoe: Lake Tahoe lies in California and Nevada.\n"
+    "- State of Crater Lake: Crater Lake is in Oregon.\n"
+    "Answer: <answer>no</answer>\n\n"
+)
+
+_CLOSED_BOOK_SHOTS = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Answer: <answer>United States</answer>\n\n"
+    "Question: Are Lake Tahoe and Crater Lake in the same state?\n"
+    "Answer: <answer>no</answer>\n\n"
+)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+class FewShotSeekPrompts(SamplingMixin):
+    style = "fewshot"
+
+    def __init__(self, settings: SeekSettings) -> None:
+        self.settings = settings
+
+    def _request(
+        self, prompt: str, *, max_tokens: int, stop: tuple[str, ...] = LINE_STOP, attempt: int = 0
+    ) -> LLMRequest:
+        return LLMRequest(
+            prompt=prompt,
+            max_tokens=max_tokens,
+            stop=stop,
+            **self._sampling(attempt),  # type: ignore[arg-type]
+        )
+
+    def render_sketch(self, sketch: SteeringSketch) -> str:
+        """One ``- heading: slot`` line per gist: the shape the examples show."""
+        lines = []
+        for gist in sketch.gists:
+            body = EMPTY_SLOT if gist.slot is None else _flat(gist.slot) or NO_EVIDENCE
+            lines.append(f"- {gist.heading}: {body}")
+        return "\n".join(lines)
+
+    def sketch(self, question: str) -> LLMRequest:
+        prompt = f"{_SKETCH_SHOTS}Question: {_flat(question)}\nSections:"
+        return self._request(prompt, max_tokens=self.settings.sketch_max_tokens)
+
+    def subquery(
+        self, question: str, context: str, kind: ContextKind, target: str, *, attempt: int = 0
+    ) -> LLMRequest:
+        prompt = (
+            f"{_SUBQUERY_SHOT}Question: {_flat(question)}\nNotes:\n{context}\n"
+            f"Next: {_flat(target)}\nQuery:"
+        )
+        return self._request(prompt, max_tokens=self.settings.subquery_max_tokens, attempt=attempt)
+
+    def evidence(
+        self,
+        question: str,
+        sub_query: str,
+        docs: Sequence[RetrievedDoc],
+        context: str,
+        kind: ContextKind,
+        target: str,
+    ) -> LLMRequest:
+        # The notes come first so the documents sit right before the line to complete.
+        prompt = (
+            f"{_EVIDENCE_SHOT}Question: {_flat(question)}\nNotes:\n{context}\n"
+            f"Next: {_flat(target)}\nQuery: {sub_query}\nDocuments:\n"
+            f"{render_docs(docs, self.settings.doc_chars)}\nEvidence:"
+        )
+        return self._request(prompt, max_tokens=self.settings.slot_max_tokens)
+
+    def update(self, question: str, context: str) -> LLMRequest:
+        prompt = (
+            "Question: In which country was the director of the film Jaws born?\n"
+            f"Notes:\n{_SHOT_SKETCH.format(birthplace=EMPTY_SLOT)}\n"
+            "Remaining sections: Birthplace of Steven Spielberg\n\n"
+            f"Question: {_flat(question)}\nNotes:\n{context}\nRemaining sections:"
+        )
+        return self._request(prompt, max_tokens=self.settings.sketch_max_tokens)
+
+    def rewrite_page(
+        self, question: str, sub_query: str, docs: Sequence[RetrievedDoc], page: str, target: str
+    ) -> LLMRequest:
+        # The whole page is the output, so it cannot stop at a newline: it stops at the
+        # separator the examples use, or at the cap.
+        prompt = (
+            "Question: In which country was the director of the film Jaws born?\n"
+            "Query: Steven Spielberg birthplace\nDocuments:\n"
+            "[1] Steven Spielberg: Steven Allan Spielberg (born 1946 in Cincinnati, Ohio).\n"
+            f"Page:\n{_SHOT_SKETCH.format(birthplace=EMPTY_SLOT)}\n"
+            "New page:\n"
+            f"{_SHOT_SKETCH.format(birthplace='Spielberg was born in Cincinnati, Ohio.')}\n"
+            "###\n\n"
+            f"Question: {_flat(question)}\nQuery: {sub_query}\nDocuments:\n"
+            f"{render_docs(docs, self.settings.doc_chars)}\nPage:\n{page}\nNew page:\n"
+        )
+        return self._request(
+            prompt, max_tokens=self.settings.rewrite_max_tokens, stop=("###", "\n\n")
+        )
+
+    def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest:
+        if context is None:
+            prompt = f"{_CLOSED_BOOK_SHOTS}Question: {_flat(question)}\nAnswer: <answer>"
+        else:
+            label = "Documents" if kind == "documents" else "Notes"
+            shots = _ANSWER_SHOTS.replace("Notes:", f"{label}:")
+            prompt = f"{shots}Question: {_flat(question)}\n{label}:\n{context}\nAnswer: <answer>"
+        return self._request(
+            prompt, max_tokens=self.settings.answer_max_tokens, stop=("</answer>", "\n")
+        )

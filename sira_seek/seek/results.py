@@ -1,0 +1,113 @@
+"""What one answered question records: enough to audit every step and to resume a run."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sira_seek.llm.response import LLMResponse
+
+from .sketch import SteeringSketch
+
+Stage = Literal["sketch", "subquery", "evidence", "update", "answer"]
+
+
+class QuestionInput(BaseModel):
+    """A question to answer; gold answers ride along so results can be scored later."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    question: str = Field(min_length=1)
+    golden_answers: list[str] = Field(default_factory=list)
+
+
+class StageUsage(BaseModel):
+    """LLM cost of one stage (or of a whole question)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_hits: int = 0
+    llm_seconds: float = 0.0
+
+    def add(self, response: LLMResponse) -> None:
+        self.calls += 1
+        self.prompt_tokens += response.usage.prompt_tokens
+        self.completion_tokens += response.usage.completion_tokens
+        self.cache_hits += int(response.cache_hit)
+        self.llm_seconds += response.latency_s
+
+
+class QuestionUsage(BaseModel):
+    """Per-stage LLM cost; ``total`` is what run reports add up."""
+
+    by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+
+    def add(self, stage: Stage, response: LLMResponse) -> None:
+        self.by_stage.setdefault(stage, StageUsage()).add(response)
+
+    @property
+    def total(self) -> StageUsage:
+        out = StageUsage()
+        for usage in self.by_stage.values():
+            out.calls += usage.calls
+            out.prompt_tokens += usage.prompt_tokens
+            out.completion_tokens += usage.completion_tokens
+            out.cache_hits += usage.cache_hits
+            out.llm_seconds += usage.llm_seconds
+        return out
+
+
+class SubQueryStep(BaseModel):
+    """One retrieval: the gist it served, the query sent, and the ids that came back."""
+
+    gist_index: int | None = Field(description="0-based gist; None for a question-level search")
+    sub_query: str
+    retrieved_ids: list[str]
+    raw_output: str | None = None
+    malformed: bool = False
+    attempts: int = 1
+    retrieval_ms: float = 0.0
+    error: str | None = None
+
+
+class Timings(BaseModel):
+    """Wall-clock seconds; stages overlap with other questions' work when run in a batch."""
+
+    total_s: float = 0.0
+    llm_s: float = 0.0
+    retrieval_s: float = 0.0
+
+
+class SeekResult(BaseModel):
+    """The outcome for one question. ``error`` set means it failed and ``answer`` is empty."""
+
+    id: str
+    question: str
+    golden_answers: list[str] = Field(default_factory=list)
+    method: str
+    variant: str | None = None
+    answer: str = ""
+    raw_answer: str | None = None
+    sketch: SteeringSketch | None = None
+    initial_sketch_raw: str | None = None
+    steps: list[SubQueryStep] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    usage: QuestionUsage = Field(default_factory=QuestionUsage)
+    timings: Timings = Field(default_factory=Timings)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def prediction_record(self) -> dict[str, Any]:
+        """The row `qa_metrics.score_predictions` reads (a failure scores as an empty answer)."""
+        return {
+            "id": self.id,
+            "question": self.question,
+            "golden_answers": self.golden_answers or [""],
+            "prediction": self.answer,
+        }

@@ -1,0 +1,86 @@
+"""SEEK run settings: typed, validated, side-effect free, overridable by ``SIRA_SEEK_SEEK_*``.
+
+Defaults follow the SEEK paper (top-5 retrieval, 2..8 gists, the reference sampling) with the
+small output caps the reference lacked: a sub-query is one line, a slot one paragraph.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SeekMethod = Literal["seek", "vanilla-rag", "vanilla-llm"]
+"""SEEK itself, or one of the two baselines it is compared with."""
+
+SeekVariant = Literal[
+    "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init", "rewrite-page"
+]
+"""``sequential`` is the method; the others are the paper's ablations, plus ``rewrite-page``
+(the reference code's whole-page rewrite, kept only to measure what slot filling saves)."""
+
+PromptStyle = Literal["auto", "chat", "fewshot"]
+"""``chat`` for instruction models, ``fewshot`` for base models continuing solved examples;
+``auto`` picks ``fewshot`` for in-process llama.cpp models and ``chat`` for servers."""
+
+METHODS: tuple[str, ...] = ("seek", "vanilla-rag", "vanilla-llm")
+VARIANTS: tuple[str, ...] = (
+    "sequential",
+    "parallel",
+    "plan",
+    "update",
+    "no-iter-retrieval",
+    "no-init",
+    "rewrite-page",
+)
+
+
+class SeekSettings(BaseSettings):
+    """How one SEEK run retrieves, prompts and samples."""
+
+    model_config = SettingsConfigDict(env_prefix="SIRA_SEEK_SEEK_", extra="ignore", frozen=True)
+
+    method: SeekMethod = "seek"
+    variant: SeekVariant = "sequential"
+    prompt_style: PromptStyle = "auto"
+    top_k: int = Field(default=5, ge=1, le=50, description="Documents retrieved per sub-query")
+    min_gists: int = Field(default=2, ge=1)
+    max_gists: int = Field(default=8, ge=1)
+    no_init_steps: int = Field(
+        default=3, ge=1, le=8, description="Retrieval steps of the w/o-initialisation variant"
+    )
+    doc_chars: int = Field(
+        default=600, ge=50, description="Each retrieved document is cut to this many characters"
+    )
+    slot_chars: int = Field(
+        default=700, ge=50, description="A filled slot is cut to this many characters"
+    )
+    sketch_max_tokens: int = Field(default=256, ge=16)
+    subquery_max_tokens: int = Field(default=64, ge=8)
+    slot_max_tokens: int = Field(default=256, ge=16)
+    answer_max_tokens: int = Field(default=256, ge=8)
+    rewrite_max_tokens: int = Field(default=1024, ge=64)
+    subquery_retries: int = Field(default=1, ge=0, le=3)
+    max_subquery_words: int = Field(default=24, ge=3)
+    temperature: float = Field(default=0.7, ge=0.0)
+    top_p: float | None = Field(default=0.8, gt=0.0, le=1.0)
+    top_k_sampling: int | None = Field(default=20, ge=0)
+    seed: int | None = 66
+    retrieval_timeout_s: float = Field(default=30.0, gt=0)
+    chat_template_kwargs: dict[str, object] | None = Field(
+        default=None, description='e.g. {"enable_thinking": false} for Qwen3 on vLLM'
+    )
+
+    @model_validator(mode="after")
+    def _gist_bounds(self) -> SeekSettings:
+        if self.max_gists < self.min_gists:
+            raise ValueError(f"max_gists ({self.max_gists}) < min_gists ({self.min_gists})")
+        return self
+
+
+def resolve_prompt_style(style: PromptStyle, llm_spec: str | None) -> Literal["chat", "fewshot"]:
+    """``auto``: base models run in-process (``llamacpp:``) get few-shot prompts, servers chat."""
+    if style != "auto":
+        return style
+    return "fewshot" if (llm_spec or "").strip().lower().startswith("llamacpp:") else "chat"
