@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
 from sira_seek.cli.qa_score import qa_score
 
 
