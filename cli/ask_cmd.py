@@ -8,12 +8,14 @@ from typing import Any
 
 import click
 
+from sira_seek.inspection.from_results import record_from_seek
+from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.seek.api import open_session
 from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import METHODS
 
 from .eval_qa_cmd import make_retriever, seek_options, seek_settings
-from .options import cluster_options, friendly_errors
+from .options import backend_from_options, cluster_options, friendly_errors
 
 
 def format_result(result: SeekResult) -> str:
@@ -49,6 +51,9 @@ def format_result(result: SeekResult) -> str:
 @click.option("--method", type=click.Choice(list(METHODS)), default="seek", show_default=True)
 @seek_options
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@click.option(
+    "--log-queries", is_flag=True, help="Record the question in the sira-seek-log-* index."
+)
 @cluster_options
 @friendly_errors
 def ask(
@@ -66,6 +71,7 @@ def ask(
     temperature: float | None,
     no_cache: bool,
     as_json: bool,
+    log_queries: bool,
     **cluster: Any,
 ) -> None:
     """Answer QUESTION with SEEK: sketch, evidence per gist from --index, answer."""
@@ -80,6 +86,7 @@ def ask(
         min_gists=min_gists,
         temperature=temperature,
     )
+    log_backend = backend_from_options(dict(cluster)) if log_queries else None
     found = make_retriever(method, index, retriever, llm_spec, expansions, cluster)
 
     async def run() -> SeekResult:
@@ -95,6 +102,9 @@ def ask(
             await session.aclose()
 
     result = asyncio.run(run())
+    if log_backend is not None:
+        with QueryLogger(log_backend) as qlog:
+            qlog.log(record_from_seek(result, index=index or ""))
     if as_json:
         click.echo(result.model_dump_json(indent=2))
     else:

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import click
 from tqdm import tqdm
 
+from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.esplugin.local_node import LocalNode
 from sira_seek.esplugin.registry import connect
+from sira_seek.evaluation.qa_metrics import cover_em
 from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.reporting.html_report import render_report
+from sira_seek.seek.api import open_session
+from sira_seek.seek.questions import read_questions
+from sira_seek.seek.results import SeekResult
+from sira_seek.seek.retrieval import BM25Retriever
+from sira_seek.seek.settings import SeekSettings
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
 
 from .options import default_data_dir, friendly_errors
@@ -44,6 +52,13 @@ from .options import default_data_dir, friendly_errors
     show_default=True,
     help="Where run files and the HTML report go.",
 )
+@click.option(
+    "--seek-questions",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Also answer this many wikimh questions with SEEK (with --llm or the CPU model).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @friendly_errors
 def demo(
@@ -54,6 +69,7 @@ def demo(
     llm_spec: str | None,
     cpu_llm: bool | None,
     out: Path,
+    seek_questions: int,
     as_json: bool,
 ) -> None:
     """Start a local node, ingest wikimh, and compare BM25 with SIRA on its HotpotQA questions.
@@ -108,8 +124,16 @@ def demo(
     report_path.write_text(
         render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA")
     )
+    seek_spec = llm_spec or (
+        "llamacpp:gemma3-270m" if cpu_llm or (cpu_llm is None and _cpu_model_installed()) else None
+    )
+    seek_rows = (
+        _seek_answers(backend, index, data, seek_spec, seek_questions)
+        if seek_spec and seek_questions > 0
+        else []
+    )
     if as_json:
-        click.echo(json.dumps(rows))
+        click.echo(json.dumps({**rows, "seek": seek_rows}) if seek_rows else json.dumps(rows))
         return
     width = max(len(n) for n in rows)
     click.echo(f"\n{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
@@ -117,6 +141,13 @@ def demo(
         click.echo(
             f"{name:{width}s} {metrics['ndcg@10']:8.4f} {metrics['recall@10']:10.4f} "
             f"{metrics['recall@100']:11.4f}"
+        )
+    for row in seek_rows:
+        click.echo(f"\nSEEK  Q: {row['question']}")
+        for gist in row["gists"]:
+            click.echo(f"      gist: {gist}")
+        click.echo(
+            f"      answer: {row['answer']!r}   gold: {row['gold']}   cover-EM: {row['cover_em']}"
         )
     click.echo(f"\nRun files and an HTML report: {report_path}")
     click.echo(f"The node keeps running at {url}; stop it with `sira-seek node down`.")
@@ -149,3 +180,39 @@ def _expanders(
                 raise click.ClickException(f"the CPU model is unusable: {exc}") from None
             click.echo(f"      skipping the CPU model: {exc}", err=True)
     return out
+
+
+def _seek_answers(
+    backend: SearchBackend, index: str, data: Path, llm_spec: str, limit: int
+) -> list[dict[str, object]]:
+    """A few wikimh questions answered with SEEK (BM25 retrieval), with the filled sketch."""
+    qa = data / "qa-hotpotqa.jsonl"
+    if not qa.exists():
+        return []
+    click.echo(f"      SEEK with {llm_spec} on {limit} questions ...", err=True)
+    questions = read_questions(qa, limit=limit)
+    settings = SeekSettings(max_gists=3)
+
+    async def run() -> list[SeekResult]:
+        session = open_session(
+            retriever=BM25Retriever(backend, index), llm_spec=llm_spec, settings=settings
+        )
+        try:
+            report = await session.answer_many(questions, concurrency=2)
+            return list(report.results)
+        finally:
+            await session.aclose()
+
+    rows: list[dict[str, object]] = []
+    for result in asyncio.run(run()):
+        rows.append(
+            {
+                "question": result.question,
+                "gists": [g.heading for g in result.sketch.gists] if result.sketch else [],
+                "answer": result.answer,
+                "gold": result.golden_answers,
+                "cover_em": cover_em(result.answer, result.golden_answers),
+                "error": result.error,
+            }
+        )
+    return rows

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from sira_seek.seek.results import SeekResult
 from sira_seek.sira.results import SiraResult
 
-from .query_log import LatencyMs, LoggedCandidate, LoggedHit, LoggedLLMUsage, QueryLogRecord
+from .query_log import (
+    LatencyMs,
+    LoggedCandidate,
+    LoggedHit,
+    LoggedLLMUsage,
+    LoggedSeek,
+    QueryLogRecord,
+)
 
 
 def record_from_sira(result: SiraResult, *, weight: float, tau: float) -> QueryLogRecord:
@@ -44,5 +52,35 @@ def record_from_sira(result: SiraResult, *, weight: float, tau: float) -> QueryL
             tokens_in=sum(c.prompt_tokens for c in calls),
             tokens_out=sum(c.completion_tokens for c in calls),
             model=calls[0].model if calls else None,
+        ),
+    )
+
+
+def record_from_seek(result: SeekResult, *, index: str) -> QueryLogRecord:
+    """A SEEK question: the completed sketch, every sub-query, the retrieved ids, the answer."""
+    seen: list[str] = []
+    for step in result.steps:
+        seen += [d for d in step.retrieved_ids if d not in seen]
+    total = result.usage.total
+    return QueryLogRecord(
+        kind="seek_question",
+        index=index,
+        query=result.question,
+        method=result.method if result.variant is None else f"{result.method}:{result.variant}",
+        hits=[LoggedHit(id=d, rank=i + 1, score=0.0) for i, d in enumerate(seen)],
+        latency_ms=LatencyMs(
+            total=result.timings.total_s * 1000,
+            llm=result.timings.llm_s * 1000,
+            engine=result.timings.retrieval_s * 1000,
+        ),
+        llm=LoggedLLMUsage(
+            calls=total.calls,
+            tokens_in=total.prompt_tokens,
+            tokens_out=total.completion_tokens,
+        ),
+        seek=LoggedSeek(
+            sketch=result.sketch.render() if result.sketch is not None else "",
+            sub_queries=[s.sub_query for s in result.steps],
+            answer=result.answer or result.error,
         ),
     )
