@@ -1,14 +1,341 @@
-"""`sira-sync`: corpus-side SIRA enrichment of existing indexes."""
+"""`sira-sync`: corpus-side SIRA enrichment of an existing index, and its status.
+
+sira-sync --index NAME --fields title,text --from-jsonl FILE   apply precomputed phrases
+sira-sync --index NAME --llm llamacpp:gemma3-270m              ask an LLM per document
+sira-sync status --index NAME                                  enriched / stale / failed
+"""
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+from typing import Any
+
 import click
+from tqdm import tqdm
+
+from sira_seek.backend import SearchBackend
+from sira_seek.llm.factory import create_llm_client
+from sira_seek.llm.ledger import LLMUsageLedger
+from sira_seek.llm.settings import LLMSettings
+from sira_seek.llm.spec import JsonlBackendSpec, LlamaCppBackendSpec, parse_backend_spec
+from sira_seek.llm.sync import SyncLLMClient
+from sira_seek.sync.checkpoint import RunStateStore
+from sira_seek.sync.document_prompt import PromptStyle, prompt_id
+from sira_seek.sync.estimate import estimate_run
+from sira_seek.sync.index_status import index_sync_status
+from sira_seek.sync.mapping import MappingConflictError
+from sira_seek.sync.migrate import migrate_index
+from sira_seek.sync.phrase_sources import (
+    JsonlPhraseSource,
+    LLMPhraseSource,
+    LLMUnavailableError,
+    PhraseSource,
+)
+from sira_seek.sync.run_report import RunCounts, RunReport
+from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
+from sira_seek.sync.settings import SyncSettings
+from sira_seek.sync.slicing import SliceSpec
+
+from .options import backend_from_options, cluster_options, friendly_errors
 
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+class _RunByDefault(click.Group):
+    """`sira-sync --index ...` runs enrichment; `sira-sync status ...` is the one subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_RunByDefault)
 def main() -> None:
-    """Enrich an existing index with LLM-proposed, DF-filtered vocabulary (not yet built)."""
-    raise click.ClickException(
-        "sira-sync enrichment is not implemented in this release yet; the index layout it "
-        "writes (sira_enrichment.*, sira_sync.*) is already created by `sira-seek ingest`."
+    """Enrich an existing index with LLM-proposed, DF-filtered vocabulary (SIRA corpus side).
+
+    Run `sira-sync run --help` for the enrichment options (`run` may be left out).
+    """
+
+
+def _sync_settings(**overrides: Any) -> SyncSettings:
+    return SyncSettings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def _phrase_source(
+    settings: SyncSettings,
+    *,
+    from_jsonl: Path | None,
+    llm: str | None,
+    model_id: str | None,
+    prompt_id_override: str | None,
+    prompt_style: str,
+    categories: bool,
+    no_cache: bool,
+    ledger: LLMUsageLedger,
+) -> PhraseSource:
+    if llm is not None:
+        spec = parse_backend_spec(llm)
+        if isinstance(spec, JsonlBackendSpec):
+            from_jsonl = spec.path
+    if from_jsonl is not None:
+        return JsonlPhraseSource(
+            from_jsonl,
+            model=model_id,
+            prompt_id=prompt_id_override or "jsonl",
+            max_phrases=settings.max_phrases,
+            max_categories=settings.max_categories,
+        )
+    assert llm is not None
+    style: PromptStyle
+    if prompt_style == "auto":
+        style = "completion" if isinstance(spec, LlamaCppBackendSpec) else "chat"
+    else:
+        style = prompt_style  # type: ignore[assignment]
+    client = SyncLLMClient(
+        create_llm_client(spec, settings=LLMSettings(), ledger=ledger, use_cache=not no_cache)
     )
+    return LLMPhraseSource(
+        client,
+        style=style,
+        prompt_id=prompt_id_override
+        or prompt_id(style, categories=categories, text_budget=settings.text_budget_chars),
+        max_phrases=settings.max_phrases,
+        max_categories=settings.max_categories if categories else 0,
+        concurrency=settings.llm_concurrency,
+        ledger=ledger,
+    )
+
+
+class _ProgressBar:
+    """tqdm over scanned documents, with enriched/failed counts and LLM tokens/s."""
+
+    def __init__(self, total: int, *, disable: bool, desc: str) -> None:
+        self.bar = tqdm(total=total, unit="doc", desc=desc, disable=disable, smoothing=0.1)
+        self.started = time.perf_counter()
+
+    def __call__(self, scanned: int, counts: RunCounts) -> None:
+        elapsed = max(time.perf_counter() - self.started, 1e-6)
+        tokens = counts.prompt_tokens + counts.completion_tokens
+        self.bar.set_postfix(
+            enriched=counts.enriched,
+            failed=counts.failed,
+            tok_s=f"{tokens / elapsed:.0f}",
+            refresh=False,
+        )
+        self.bar.update(scanned)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _summary(report: RunReport) -> str:
+    c = report.counts
+    verb = "would enrich" if report.dry_run else "enriched"
+    todo = c.new + c.changed + c.outdated + c.failed_before
+    head = (
+        f"{report.index} [slice {report.slice}]: {c.seen} docs read, {c.current} current, "
+        f"{todo if report.dry_run else c.enriched} {verb}"
+    )
+    if report.dry_run:
+        return (
+            f"{head} (new {c.new}, changed {c.changed}, other model/prompt {c.outdated}, "
+            f"failed before {c.failed_before}); nothing written"
+        )
+    return (
+        f"{head}, {c.failed} failed, {c.no_input} without input, {c.conflicts} changed mid-run, "
+        f"{c.write_errors} write errors; phrases kept {c.phrases_kept}/{c.phrases_proposed} "
+        f"({c.phrases_too_common} too common); {report.docs_per_s:.1f} docs/s"
+    )
+
+
+@main.command("run")
+@click.option("--index", required=True, help="Index (or alias) to enrich.")
+@click.option("--fields", default=None, help="Source fields the LLM reads [title,text].")
+@click.option("--from-jsonl", type=click.Path(path_type=Path), help="Precomputed enrichments.")
+@click.option("--llm", help="LLM spec: llamacpp:gemma3-270m, openai:URL#MODEL, ...")
+@click.option("--slice", "slice_text", help="Worker i of N, e.g. 0/2 (split by a hash of _id).")
+@click.option("--resume", is_flag=True, help="Continue the last unfinished run of this slice.")
+@click.option("--dry-run", is_flag=True, help="Count what would change; no LLM, no writes.")
+@click.option("--estimate", is_flag=True, help="Measure a sample; print docs, tokens, time.")
+@click.option("--sample", type=int, default=5, show_default=True, help="Docs for --estimate.")
+@click.option("--report", "report_path", type=click.Path(path_type=Path), help="JSON report.")
+@click.option("--tau", type=float, help="Drop phrases with DF > tau*|C| in the raw corpus.")
+@click.option("--categories/--no-categories", default=False, help="Ask the LLM for categories.")
+@click.option("--prompt-style", type=click.Choice(["auto", "chat", "completion"]), default="auto")
+@click.option("--model-id", help="Model name recorded for --from-jsonl [jsonl:FILE_NAME].")
+@click.option("--prompt-id", "prompt_id_override", help="Prompt id recorded per document.")
+@click.option("--text-budget", type=int, help="Characters of document text sent [4000].")
+@click.option("--page-size", type=int, help="Documents per page [200; LLM: 4x concurrency].")
+@click.option("--concurrency", type=int, help="LLM requests in flight [16].")
+@click.option("--state-dir", type=click.Path(path_type=Path), help="Checkpoints and failures.")
+@click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@cluster_options
+@friendly_errors
+def run_cmd(
+    index: str,
+    fields: str | None,
+    from_jsonl: Path | None,
+    llm: str | None,
+    slice_text: str | None,
+    resume: bool,
+    dry_run: bool,
+    estimate: bool,
+    sample: int,
+    report_path: Path | None,
+    tau: float | None,
+    categories: bool,
+    prompt_style: str,
+    model_id: str | None,
+    prompt_id_override: str | None,
+    text_budget: int | None,
+    page_size: int | None,
+    concurrency: int | None,
+    state_dir: Path | None,
+    no_cache: bool,
+    no_progress: bool,
+    as_json: bool,
+    **kw: Any,
+) -> None:
+    """Enrich the documents of INDEX that are new or changed; safe to re-run and to kill."""
+    if (from_jsonl is None) == (llm is None):
+        raise click.UsageError("give exactly one of --from-jsonl FILE and --llm SPEC")
+    if page_size is None and llm is not None:
+        # Pages of an LLM run are a few batches of requests, so progress and checkpoints move.
+        page_size = 4 * (concurrency or SyncSettings().llm_concurrency)
+    settings = _sync_settings(
+        fields=fields,
+        tau=tau,
+        text_budget_chars=text_budget,
+        page_size=page_size,
+        llm_concurrency=concurrency,
+        state_dir=state_dir,
+    )
+    slice_spec = SliceSpec.parse(slice_text)
+    backend = backend_from_options(kw)
+    ledger = LLMUsageLedger()
+    source = _phrase_source(
+        settings,
+        from_jsonl=from_jsonl,
+        llm=llm,
+        model_id=model_id,
+        prompt_id_override=prompt_id_override,
+        prompt_style=prompt_style,
+        categories=categories,
+        no_cache=no_cache or estimate,
+        ledger=ledger,
+    )
+    try:
+        if estimate:
+            result = estimate_run(backend, index, source, settings, slice_spec, sample=sample)
+            click.echo(json.dumps(result.model_dump(), indent=2) if as_json else result.describe())
+            return
+        report = _run(backend, index, source, settings, slice_spec, resume, dry_run, no_progress)
+    except (MappingConflictError, ResumeMismatchError, LLMUnavailableError) as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        source.close()
+    if ledger.records:
+        report.llm_usage = ledger.summary()
+    if report_path is not None:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    click.echo(report.model_dump_json(indent=2) if as_json else _summary(report))
+    if report.failures_file and report.counts.failed:
+        click.echo(f"failures (doc id, raw answer) in {report.failures_file}", err=True)
+
+
+def _run(
+    backend: SearchBackend,
+    index: str,
+    source: PhraseSource,
+    settings: SyncSettings,
+    slice_spec: SliceSpec,
+    resume: bool,
+    dry_run: bool,
+    no_progress: bool,
+) -> RunReport:
+    store = RunStateStore(settings.state_dir, index, slice_spec)
+    previous = store.load()
+    if not resume and not dry_run and previous is not None and not previous.finished:
+        click.echo(
+            f"note: the run {previous.run_id} on slice {slice_spec} did not finish; starting a "
+            "new one (pass --resume to continue it; either way no document is done twice)",
+            err=True,
+        )
+    bar = _ProgressBar(
+        backend.count(index) if backend.index_exists(index) else 0,
+        disable=no_progress,
+        desc=f"sira-sync {index} {slice_spec}",
+    )
+    try:
+        runner = SyncRunner(
+            backend,
+            index,
+            source,
+            settings,
+            slice_spec=slice_spec,
+            dry_run=dry_run,
+            resume=resume,
+            on_page=bar,
+        )
+        return runner.run()
+    finally:
+        bar.close()
+
+
+@main.command("status")
+@click.option("--index", required=True)
+@click.option("--fields", default="title,text", show_default=True, help="Source fields hashed.")
+@click.option("--json", "as_json", is_flag=True)
+@cluster_options
+@friendly_errors
+def status_cmd(index: str, fields: str, as_json: bool, **kw: Any) -> None:
+    """Enriched / stale / failed / never-enriched counts, by model and prompt id."""
+    backend = backend_from_options(kw)
+    field_list = [f.strip() for f in fields.split(",") if f.strip()]
+    status = index_sync_status(backend, index, field_list)
+    if as_json:
+        click.echo(status.model_dump_json(indent=2))
+        return
+    click.echo(
+        f"{index}: {status.total} docs; enriched {status.enriched}, stale {status.stale} "
+        f"(text changed since), failed {status.failed}, never enriched {status.never_enriched}"
+    )
+    for group in status.by_fingerprint:
+        click.echo(
+            f"  model={group.model} prompt={group.prompt_id} v{group.enrichment_version}: "
+            f"enriched {group.enriched}, stale {group.stale}, failed {group.failed}"
+        )
+
+
+@main.command("migrate")
+@click.option("--index", required=True, help="Index (or alias of one index) to copy.")
+@click.option("--into", "target", required=True, help="New index to create.")
+@click.option("--alias", help="Alias to move to the new index once the copy is complete.")
+@click.option("--shards", type=int, default=1, show_default=True, help="1 keeps DF exact.")
+@click.option("--no-progress", is_flag=True)
+@cluster_options
+@friendly_errors
+def migrate_cmd(
+    index: str, target: str, alias: str | None, shards: int, no_progress: bool, **kw: Any
+) -> None:
+    """Copy INDEX into a new index that can hold the enrichment fields; swap an alias to it.
+
+    For indexes whose mapping cannot take the enrichment fields in place. The old index is
+    left as it is; the alias moves in one atomic request after every document is copied.
+    """
+    backend = backend_from_options(kw)
+    with tqdm(
+        total=backend.count(index), unit="doc", desc=f"copy {index}", disable=no_progress
+    ) as bar:
+        try:
+            report = migrate_index(
+                backend, index, target, alias=alias, shards=shards, on_copied=bar.update
+            )
+        except MappingConflictError as exc:
+            raise click.ClickException(str(exc)) from None
+    moved = f"; alias {report.alias} now points at {target}" if report.alias else ""
+    click.echo(f"copied {report.copied} documents from {report.source_index} into {target}{moved}")

@@ -1,0 +1,154 @@
+"""When an index cannot take the enrichment fields in place: copy it into a new index that can,
+then (on request) move an alias to the copy, atomically.
+
+Mappings cannot change a field's type or gain analyzers on an open index, so the way out is a
+new index: the old one's analysis, similarity and mappings, plus the sira-seek analyzers and the
+enrichment fields. Documents are copied through a point-in-time scan and bulk writes (no
+``_reindex`` module needed); the alias swap is one ``_aliases`` request, so searchers see either
+the old index or the complete new one. The old index is never modified or deleted.
+Engine-neutral REST throughout (the same calls on Elasticsearch and OpenSearch).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from sira_seek.backend import SearchBackend
+from sira_seek.esplugin.index_layout import analysis_variant, load_mapping_file
+
+from .mapping import MappingConflictError, enrichment_properties
+
+COPY_PAGE = 1000
+
+
+class MigrationReport(BaseModel):
+    source_index: str
+    target_index: str
+    copied: int
+    alias: str | None = None
+    alias_moved_from: list[str] = []
+
+
+def _request(backend: SearchBackend) -> Callable[..., Any]:
+    request = getattr(backend, "request", None)
+    if not callable(request):
+        raise MappingConflictError("this backend cannot send the REST calls a migration needs")
+    return request
+
+
+def target_index_body(
+    backend: SearchBackend, source_index: str, *, shards: int = 1, replicas: int = 0
+) -> dict[str, Any]:
+    """Settings and mappings for the copy: the source's, plus what enrichment needs."""
+    request = _request(backend)
+    (settings_body,) = request("GET", f"/{quote(source_index)}/_settings").values()
+    (mapping_body,) = backend.get_mapping(source_index).values()
+    index_settings = settings_body.get("settings", {}).get("index", {})
+    analysis = copy.deepcopy(index_settings.get("analysis", {}))
+    sira_analysis = load_mapping_file(f"analysis-{analysis_variant(backend.capabilities())}.json")
+    for section, entries in sira_analysis.items():
+        existing = analysis.setdefault(section, {})
+        for name, spec in entries.items():
+            if name in existing and existing[name] != spec:
+                raise MappingConflictError(
+                    f"{source_index!r} defines its own {section} {name!r}; sira-seek needs that "
+                    "name for its own analyzer"
+                )
+            existing[name] = spec
+    settings: dict[str, Any] = {
+        "index": {"number_of_shards": shards, "number_of_replicas": replicas},
+        "analysis": analysis,
+    }
+    if "similarity" in index_settings:
+        settings["index"]["similarity"] = copy.deepcopy(index_settings["similarity"])
+    mappings = copy.deepcopy(mapping_body.get("mappings", {}))
+    props = mappings.setdefault("properties", {})
+    for name in enrichment_properties():
+        if name in props:
+            raise MappingConflictError(
+                f"{source_index!r} already has a field {name!r} of its own: rename it first"
+            )
+    props.update(enrichment_properties())
+    return {"settings": settings, "mappings": mappings}
+
+
+def _documents(backend: SearchBackend, index: str) -> Iterator[dict[str, Any]]:
+    for page in backend.scan(index, page_size=COPY_PAGE):
+        for hit in page:
+            yield {"_id": hit.id, **(hit.source or {})}
+
+
+def migrate_index(
+    backend: SearchBackend,
+    source_index: str,
+    target_index: str,
+    *,
+    alias: str | None = None,
+    shards: int = 1,
+    on_copied: Callable[[int], None] | None = None,
+) -> MigrationReport:
+    """Create ``target_index``, copy every document, and move ``alias`` to it if given."""
+    request = _request(backend)
+    if backend.index_exists(target_index):
+        raise MappingConflictError(f"{target_index!r} already exists; pick a new index name")
+    aliases = request("GET", f"/{quote(source_index)}/_alias")
+    concrete = list(aliases)
+    if len(concrete) != 1:
+        raise MappingConflictError(f"{source_index!r} must name exactly one index to copy")
+    source_concrete = concrete[0]
+    if alias is not None and alias == source_concrete:
+        raise MappingConflictError(
+            f"{alias!r} is an index, not an alias: point searchers at an alias first, or use "
+            "the new index's name"
+        )
+    backend.create_index(target_index, target_index_body(backend, source_concrete, shards=shards))
+    copied = 0
+    batch: list[dict[str, Any]] = []
+    for doc in _documents(backend, source_concrete):
+        batch.append(doc)
+        if len(batch) >= COPY_PAGE:
+            copied += _write(backend, target_index, batch, on_copied)
+            batch = []
+    copied += _write(backend, target_index, batch, on_copied)
+    backend.refresh(target_index)
+    if backend.count(target_index) != backend.count(source_concrete):
+        raise MappingConflictError(
+            f"copy incomplete: {target_index!r} has {backend.count(target_index)} documents, "
+            f"{source_concrete!r} {backend.count(source_concrete)}; the alias was not moved"
+        )
+    report = MigrationReport(source_index=source_concrete, target_index=target_index, copied=copied)
+    if alias is not None:
+        holders = request("GET", f"/_alias/{quote(alias)}", ignore=(404,))
+        moved_from = [i for i in (holders or {}) if i not in ("error", "status")]
+        actions: list[dict[str, Any]] = [
+            {"remove": {"index": i, "alias": alias}} for i in moved_from
+        ]
+        actions.append({"add": {"index": target_index, "alias": alias}})
+        request("POST", "/_aliases", body={"actions": actions})
+        report.alias, report.alias_moved_from = alias, moved_from
+    return report
+
+
+def _write(
+    backend: SearchBackend,
+    index: str,
+    docs: list[dict[str, Any]],
+    on_copied: Callable[[int], None] | None,
+) -> int:
+    if not docs:
+        return 0
+    result = backend.bulk_upsert(index, docs)
+    if result.errors:
+        first = result.errors[0]
+        raise MappingConflictError(
+            f"copying into {index!r} failed for {len(result.errors)} documents "
+            f"(first: {first.id}: {first.reason}); the alias was not moved"
+        )
+    if on_copied:
+        on_copied(len(docs))
+    return len(docs)

@@ -1,0 +1,107 @@
+"""Checkpoint files, the failures file, the DF filter's shortcut and the command line's parsing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import DOCS
+from sync_fakes import InMemoryIndex
+
+from sira_seek.cli.sync import main
+from sira_seek.sync.checkpoint import Checkpoint, RunStateStore
+from sira_seek.sync.corpus_df_filter import CorpusDFFilter
+from sira_seek.sync.mapping import EnrichmentLayout
+from sira_seek.sync.records import EnrichmentFingerprint, FailureRecord
+from sira_seek.sync.slicing import SliceSpec
+
+FP = EnrichmentFingerprint(model="m", prompt_id="p", enrichment_version=1)
+
+
+def test_checkpoint_round_trip_and_atomic_replace(tmp_path: Path) -> None:
+    store = RunStateStore(tmp_path, "my/index", SliceSpec.parse("1/4"))
+    assert store.load() is None
+    cp = Checkpoint(index="my/index", slice=SliceSpec.parse("1/4"), fields=["t"], fingerprint=FP)
+    cp.counts = {"enriched": 3}
+    store.save(cp)
+    store.save(cp)
+    assert store.load() == cp.model_copy(update={"updated_at": store.load().updated_at})
+    assert store.checkpoint_path.name == "my_index.slice1of4.checkpoint.json"
+    assert [p.name for p in tmp_path.iterdir()] == [store.checkpoint_path.name]  # no temp files
+
+
+def test_failures_file_survives_a_torn_last_line(tmp_path: Path) -> None:
+    store = RunStateStore(tmp_path, "idx", SliceSpec())
+    record = FailureRecord(
+        doc_id="d1", kind="malformed_output", message="m", raw_text="{oops",
+        index="idx", source_hash="h", model="m", prompt_id="p",
+    )  # fmt: skip
+    store.record_failures([record])
+    with store.failures_path.open("a") as handle:
+        handle.write('{"doc_id": "d2", "kind": "malfo')  # killed mid-write
+    assert [f.doc_id for f in store.read_failures()] == ["d1"]
+    assert store.read_failures()[0].raw_text == "{oops"
+
+
+class _ExactTermStats(InMemoryIndex):
+    """Term statistics that are exact: the live-count search must not be needed."""
+
+    def tv_df(self, field: str, term: str) -> int:
+        return self._df(field, term)
+
+    def request(self, method, path, *, params=None, body=None, ignore=()):  # type: ignore[override]
+        if path.endswith("/_search"):
+            self.searches = getattr(self, "searches", 0) + 1
+        return super().request(method, path, params=params, body=body, ignore=ignore)
+
+
+def test_df_filter_asks_live_counts_only_for_doubtful_phrases() -> None:
+    index = _ExactTermStats(DOCS)
+    layout = EnrichmentLayout(
+        index="idx", df_unigram_fields=["contents"], df_shingle_fields=["contents.shingles"]
+    )
+    df = CorpusDFFilter(index, layout, tau=0.2, doc_count=20)
+    verdicts = df.verdicts(["place3", "brand new", "river", "the", "one two three four"])
+    assert verdicts["place3"].kept and verdicts["place3"].doc_freq == 1
+    assert verdicts["brand new"].kept and verdicts["brand new"].doc_freq == 0
+    assert not verdicts["river"].kept and verdicts["river"].reason == "too_common"
+    assert verdicts["the"].reason == "no_terms"
+    assert getattr(index, "searches", 0) == 1  # only "river" needed the live count
+    df.verdicts(["place3", "river"])  # memoised: no new requests
+    assert getattr(index, "searches", 0) == 1
+    assert index.analyze_calls == 2 and df.round_trips == 4  # 2x _analyze, _termvectors, count
+    long = CorpusDFFilter(index, layout, tau=0.2, doc_count=20, max_phrase_words=3)
+    assert long.verdicts(["one two three four"])["one two three four"].reason == "too_long"
+
+
+def test_cli_runs_by_default_and_needs_one_input() -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["--index", "x", "--url", "http://127.0.0.1:9"])
+    assert result.exit_code == 2
+    assert "exactly one of --from-jsonl FILE and --llm SPEC" in result.output
+    both = runner.invoke(
+        main, ["run", "--index", "x", "--from-jsonl", "a", "--llm", "openai:http://h:1/v1"]
+    )
+    assert both.exit_code == 2 and "exactly one" in both.output
+    helped = runner.invoke(main, ["--help"])
+    assert "status" in helped.output and "run" in helped.output
+    bad_slice = runner.invoke(main, ["--index", "x", "--from-jsonl", "a", "--slice", "3/2"])
+    assert bad_slice.exit_code != 0 and "slice" in bad_slice.output
+
+
+@pytest.mark.parametrize("line", ['{"_id": 7, "keywords": ["a"]}', '{"id": "7", "keywords": []}'])
+def test_jsonl_ids_may_be_numbers_or_id(tmp_path: Path, line: str) -> None:
+    from sira_seek.sync.phrase_sources import JsonlPhraseSource
+    from sira_seek.sync.work_items import WorkItem
+
+    path = tmp_path / "e.jsonl"
+    path.write_text(line + "\n\nnot json\n")
+    source = JsonlPhraseSource(path)
+    try:
+        (outcome,) = source.propose([WorkItem(doc_id="7", text="", source_hash="h", state="new")])
+    finally:
+        source.close()
+    assert source.bad_lines == [3]
+    assert outcome is not None and json.loads(line).get("keywords") == outcome.phrases
