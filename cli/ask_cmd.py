@@ -13,6 +13,7 @@ from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.seek.api import open_session
 from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import METHODS
+from sira_seek.sira.results import dev_tools_request
 
 from .eval_qa_cmd import make_retriever, seek_options, seek_settings
 from .options import backend_from_options, cluster_options, friendly_errors
@@ -45,6 +46,21 @@ def format_result(result: SeekResult) -> str:
     return "\n".join(lines)
 
 
+def explain_retrievals(result: SeekResult, retriever: object, k: int) -> str:
+    """Each sub-query's search as a Dev Tools request that returns the same documents."""
+    request_for = getattr(retriever, "request_for", None)
+    if request_for is None:
+        return (
+            "(--explain shows BM25 retrievals; for SIRA run `sira-seek search SUB_QUERY "
+            "--explain` with the sub-queries above)"
+        )
+    parts = []
+    for step in result.steps:
+        index, body = request_for(step.sub_query, k)
+        parts.append(f"# {step.sub_query}\n{dev_tools_request(index, body)}")
+    return "\n\n".join(parts)
+
+
 @click.command("ask")
 @click.argument("question")
 @click.option("--index", default=None, help="Index to retrieve from (not for vanilla-llm).")
@@ -53,6 +69,11 @@ def format_result(result: SeekResult) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.option(
     "--log-queries", is_flag=True, help="Record the question in the sira-seek-log-* index."
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also print each retrieval in Kibana / Dashboards Dev Tools syntax.",
 )
 @cluster_options
 @friendly_errors
@@ -72,6 +93,7 @@ def ask(
     no_cache: bool,
     as_json: bool,
     log_queries: bool,
+    explain: bool,
     **cluster: Any,
 ) -> None:
     """Answer QUESTION with SEEK: sketch, evidence per gist from --index, answer."""
@@ -109,5 +131,7 @@ def ask(
         click.echo(result.model_dump_json(indent=2))
     else:
         click.echo(format_result(result))
+    if explain:
+        click.echo(explain_retrievals(result, found, settings.top_k))
     if result.error:
         raise SystemExit(1)

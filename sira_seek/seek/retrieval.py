@@ -72,6 +72,10 @@ class BM25Retriever:
     def _body(self, query: str, k: int) -> dict[str, Any]:
         return {**bm25_query(query), "size": k, "_source": [TITLE, TEXT]}
 
+    def request_for(self, query: str, k: int) -> tuple[str, dict[str, Any]]:
+        """The exact search sent for ``query`` (for --explain)."""
+        return self.index, self._body(query, k)
+
     def retrieve(self, query: str, k: int) -> list[RetrievedDoc]:
         if not query.strip():
             return []

@@ -124,3 +124,32 @@ def test_sira_retriever_feeds_seek_with_document_texts(
     ]
     result = asyncio.run(SeekPipeline(scripted(), sira).answer("Who directed it?"))
     assert result.error is None and all(len(s.retrieved_ids) == 5 for s in result.steps)
+
+
+def test_ask_explain_requests_return_the_same_documents(
+    backend: SearchBackend, engine: str, wikimh_indexes: dict[str, str]
+) -> None:
+    """Each printed Dev Tools request, sent to the node, returns the step's documents."""
+    import urllib.request
+
+    from sira_seek.cli.ask_cmd import explain_retrievals
+
+    index = wikimh_indexes[engine]
+    retriever = BM25Retriever(backend, index)
+    result = asyncio.run(SeekPipeline(scripted(), retriever).answer("Who directed it?"))
+    text = explain_retrievals(result, retriever, 5)
+    blocks = text.split("\n\n# ")
+    assert len(blocks) == len(result.steps) == 2
+    for block, step in zip(blocks, result.steps, strict=True):
+        _, request_line, body = block.split("\n", 2)
+        method, path = request_line.split(" ", 1)
+        assert method == "GET"
+        req = urllib.request.Request(
+            f"{backend.info.url}/{path}",
+            data=body.encode(),
+            method="POST",
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(req) as resp:
+            hits = json.loads(resp.read())["hits"]["hits"]
+        assert [h["_id"] for h in hits] == step.retrieved_ids
