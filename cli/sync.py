@@ -245,6 +245,17 @@ def run_cmd(
     click.echo(report.model_dump_json(indent=2) if as_json else _summary(report))
     if report.failures_file and report.counts.failed:
         click.echo(f"failures (doc id, raw answer) in {report.failures_file}", err=True)
+    if report.counts.write_errors:
+        # The cluster refused writes (a read-only or disk-full block, permissions, ...): say
+        # so and fail the command, so schedulers and scripts notice. Nothing was half-written.
+        for sample in report.write_error_samples[:5]:
+            click.echo(f"write refused: {sample}", err=True)
+        click.echo(
+            f"{report.counts.write_errors} documents were not written; they keep their previous "
+            "state and the next run (or --resume) retries them.",
+            err=True,
+        )
+        raise SystemExit(3)
 
 
 def _run(
