@@ -6,6 +6,7 @@ how to send a request with its own client and where the two APIs differ (point i
 
 from __future__ import annotations
 
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -371,7 +372,10 @@ class RestBackend(ABC):
                 yield page
                 search_after = page[-1].sort
         finally:
-            self._close_pit(pit_id)
+            # Best effort: an unreachable cluster must not turn the real error into a second
+            # one, and an unclosed point in time expires by itself after keep_alive.
+            with contextlib.suppress(SiraSeekEngineError):
+                self._close_pit(pit_id)
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

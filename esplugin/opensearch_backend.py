@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,9 +46,11 @@ class OpenSearchBackend(RestBackend):
         ignore: tuple[int, ...] = (),
     ) -> Any:
         try:
-            return self.client.transport.perform_request(
-                method, path, params=dict(params or {}), body=body
-            )
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Loading the fielddata on the _id field")
+                return self.client.transport.perform_request(
+                    method, path, params=dict(params or {}), body=body
+                )
         except OSConnectionError as exc:
             raise SiraSeekEngineError(
                 f"OpenSearch at {self.info.url} is unreachable ({type(exc).__name__})."
@@ -79,7 +82,8 @@ class OpenSearchBackend(RestBackend):
         self.request("DELETE", "/_search/point_in_time", body={"pit_id": [pit_id]}, ignore=(404,))
 
     def _pit_sort(self) -> list[dict[str, str]]:
-        # OpenSearch has no `_shard_doc` tiebreaker; `_id` is unique across shards.
+        # OpenSearch has no `_shard_doc` tiebreaker; `_id` is unique across shards. Sorting on
+        # it makes OpenSearch 2.x warn about _id fielddata: silenced in `request`.
         return [{"_id": "asc"}]
 
     def _named_queries_score_supported(self) -> bool:

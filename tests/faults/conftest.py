@@ -19,11 +19,11 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
     tr = terminalreporter
     tr.section("fault and bad-input suite")
     tr.write_line(
-        f"{'scenario':54s} {'runs':>5s} {'checked':>8s} {'lost':>5s} {'dup':>5s} "
+        f"{'scenario':60s} {'runs':>5s} {'checked':>8s} {'lost':>5s} {'dup':>5s} "
         f"{'corrupt':>8s} {'wall s':>7s}"
     )
     for row in LEDGER.rows:
         tr.write_line(
-            f"{row.scenario:54s} {row.runs:5d} {row.checked:8d} {row.lost:5d} "
+            f"{row.scenario:60s} {row.runs:5d} {row.checked:8d} {row.lost:5d} "
             f"{row.duplicated:5d} {row.corrupted:8d} {row.wall_s:7.1f}"
         )

@@ -1,0 +1,75 @@
+"""The search node itself goes down in the middle of a sync, comes back, and the run resumes."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fault_kit import FaultLedger, FaultRow, audit, corpus_and_enrichments, run_sync, sync_cmd
+
+from sira_seek.config import ClusterSettings, NodeSettings
+from sira_seek.esplugin.local_node import LocalNode, _free_port, install_distribution
+from sira_seek.esplugin.registry import connect
+from sira_seek.ingest import ingest_corpus
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def own_node(world_readable_tmp: Path, node_urls: dict[str, str]) -> Iterator[LocalNode]:
+    """A second OpenSearch node of our own (the session's node is shared by other tests)."""
+    shared = NodeSettings()
+    install_distribution(LocalNode(shared, "opensearch").spec, shared.home)
+    home = world_readable_tmp / "home"
+    home.mkdir()
+    (home / "dist").symlink_to(shared.home / "dist")
+    (home / "downloads").symlink_to(shared.home / "downloads")
+    node = LocalNode(NodeSettings(home=home, http_port=_free_port(9450)), "opensearch")
+    try:
+        node.up()
+    except Exception as exc:
+        pytest.fail(f"could not start a second OpenSearch node: {exc}", pytrace=False)
+    yield node
+    node.down()
+
+
+def test_node_stopped_and_restarted_during_sync(
+    own_node: LocalNode, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
+) -> None:
+    started = time.monotonic()
+    state = own_node.state()
+    assert state is not None
+    backend = connect(ClusterSettings(url=state.url))
+    index = "fault-restart"
+    corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 300)
+    ingest_corpus(backend, index, corpus)
+    cmd = sync_cmd(backend, index, jsonl, tmp_path / "state", "--page-size", "2")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while backend.count(index, {"exists": {"field": "sira_sync.status"}}) == 0:
+        assert time.monotonic() < deadline and proc.poll() is None, "sync never started writing"
+        backend.refresh(index)
+        time.sleep(0.02)
+    assert own_node.down()  # the node goes away mid-run
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0, "a sync whose cluster vanished must not report success"
+    assert "Traceback" not in err, err[-1500:]
+    own_node.up()  # same data folder, same port
+    resumed = run_sync([*cmd, "--resume"])
+    assert resumed.returncode == 0, resumed.stderr[-1500:]
+    checked, lost, dup, bad = audit(backend, index, docs)
+    fault_ledger.record(
+        FaultRow(
+            "search node stopped and restarted during sync [opensearch]",
+            2,
+            checked,
+            lost,
+            dup,
+            bad,
+            time.monotonic() - started,
+        )
+    )
+    assert (lost, dup, bad) == (0, 0, 0)
