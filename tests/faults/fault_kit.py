@@ -78,12 +78,14 @@ def audit(
     expected_source: dict[str, dict[str, Any]],
     *,
     max_version: int = 2,
+    allowed: set[str] | None = None,
 ) -> tuple[int, int, int, int]:
     """(checked, lost, duplicated, corrupted) over every expected document.
 
     lost: missing, or not enriched for its current text; duplicated: written more times than
     one ingest + one enrichment (per ``max_version``) or a phrase stored twice; corrupted: a
-    source field differs from what must be there, or a phrase not from the enrichment file.
+    source field differs from what must be there, or a phrase not from the enrichment source
+    (``allowed``, default: the per-document phrases of ``corpus_and_enrichments``).
     """
     backend.refresh(index)
     body = {"size": 10_000, "version": True, "query": {"match_all": {}}}
@@ -102,7 +104,7 @@ def audit(
         sync = src.get("sira_sync") or {}
         if sync.get("status") != "enriched" or not phrases:
             lost += 1
-        elif not set(phrases) <= {f"zq{doc_id}", f"marker {doc_id}"}:
+        elif not set(phrases) <= (allowed or {f"zq{doc_id}", f"marker {doc_id}"}):
             corrupted += 1
         if len(phrases) != len(set(phrases)) or hit["_version"] > max_version:
             duplicated += 1
