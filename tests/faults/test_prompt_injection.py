@@ -26,12 +26,19 @@ INJECTIONS = [
 
 
 def test_instructions_planted_in_documents_change_nothing_else(
-    backends: dict[str, SearchBackend],
-    index_name: str,
-    tmp_path: Path,
-    fault_ledger: FaultLedger,
+    backends: dict[str, SearchBackend], tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
-    backend = backends["opensearch"]
+    backend = backends["opensearch"]  # one engine is enough: the LLM is what is under test
+    index_name = f"test-inject-{uuid.uuid4().hex[:8]}"
+    try:
+        _check(backend, index_name, tmp_path, fault_ledger)
+    finally:
+        backend.delete_index(index_name)
+
+
+def _check(
+    backend: SearchBackend, index_name: str, tmp_path: Path, fault_ledger: FaultLedger
+) -> None:
     started = time.monotonic()
     docs = [
         {
