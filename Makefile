@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CPU    := $(VENV)/.cpu-llm
 
-.PHONY: demo test unit integration e2e bench lint clean
+.PHONY: demo test unit integration faults bench lint clean
 
 $(STAMP): pyproject.toml scripts/bootstrap_system.sh
 	bash scripts/bootstrap_system.sh
@@ -33,6 +33,10 @@ unit: $(STAMP)
 
 integration: $(CPU)
 	$(PY) -m pytest tests/integration tests/e2e
+
+# The fault and bad-input suite alone (it is also part of `make test`); ends with its table.
+faults: $(CPU)
+	$(PY) -m pytest tests/faults
 
 bench: $(STAMP)
 	$(PY) benchmarks/df_lookup.py
