@@ -158,3 +158,50 @@ def test_cli_never_prints_secrets(
     printed = denied.stdout + denied.stderr + wrong.stdout + wrong.stderr
     for secret in (creds.password, creds.reader_password, "Wr0ng-s3cret"):
         assert secret not in printed
+
+
+def test_sync_without_write_rights_refuses_clearly(
+    secured: tuple[NodeState, LocalCredentials], tmp_path: Path
+) -> None:
+    state, creds = secured
+    admin = connect(_admin(state, creds))
+    index = f"sec-{uuid.uuid4().hex[:8]}"
+    admin.ensure_corpus_index(index)
+    admin.bulk_upsert(index, [{"_id": "1", "title": "Moon", "text": "lunar landing"}])
+    admin.refresh(index)
+    jsonl = tmp_path / "e.jsonl"
+    jsonl.write_text(json.dumps({"_id": "1", "keywords": ["apollo"]}) + "\n")
+    env = {
+        "SIRA_SEEK_URL": state.url,
+        "SIRA_SEEK_USERNAME": creds.reader_username,
+        "SIRA_SEEK_PASSWORD": creds.reader_password,
+        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    try:
+        res = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "sira-sync"),
+                "--index",
+                index,
+                "--from-jsonl",
+                str(jsonl),
+                "--state-dir",
+                str(tmp_path / "s"),
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            timeout=120,
+        )
+        assert res.returncode != 0
+        printed = res.stdout + res.stderr
+        assert "Traceback" not in printed and creds.reader_password not in printed
+        assert "permission" in printed.lower() or "unauthorized" in printed.lower(), printed[-800:]
+        doc = admin.get(index, "1")
+        assert doc is not None and doc.source is not None and "sira_enrichment" not in doc.source
+    finally:
+        admin.delete_index(index)
