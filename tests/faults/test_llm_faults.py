@@ -98,3 +98,81 @@ def test_llm_429_500_garbage_and_hangs(
         )
     )
     assert (lost, dup, bad) == (0, 0, 0)
+
+
+def test_llm_server_dies_mid_run(
+    backend: SearchBackend,
+    engine: str,
+    index_name: str,
+    wikimh_dir: Path,
+    tmp_path: Path,
+    fault_ledger: FaultLedger,
+) -> None:
+    """The LLM server disappears while sync runs; the run ends without writing anything
+    half, and a later run against a live server completes the index."""
+    import subprocess
+
+    started = time.monotonic()
+    corpus, _, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 60)
+    ingest_corpus(backend, index_name, corpus)
+    env = {
+        **os.environ,
+        "SIRA_SEEK_LLM_MAX_RETRIES": "1",
+        "SIRA_SEEK_LLM_CONNECT_TIMEOUT_S": "1",
+        "SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "cache"),
+    }
+
+    def cmd(url: str, *extra: str) -> list[str]:
+        return [
+            sira_sync_exe(),
+            "--index",
+            index_name,
+            "--llm",
+            f"openai:{url}#stub-model",
+            "--url",
+            backend.info.url,
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--concurrency",
+            "2",
+            "--page-size",
+            "4",
+            "--no-progress",
+            *extra,
+        ]
+
+    stub = StubOpenAIServer(default=StubReply(text=GOOD, delay_s=0.05)).start()
+    proc = subprocess.Popen(
+        cmd(stub.base_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    deadline = time.monotonic() + 60
+    while backend.count(index_name, {"exists": {"field": "sira_sync.status"}}) == 0:
+        assert time.monotonic() < deadline and proc.poll() is None, "sync never started writing"
+        backend.refresh(index_name)
+        time.sleep(0.02)
+    stub.stop()  # the LLM server dies
+    out, err = proc.communicate(timeout=300)
+    assert "Traceback" not in err, err[-1500:]
+    backend.refresh(index_name)
+    enriched = backend.count(index_name, {"term": {"sira_sync.status": "enriched"}})
+    assert enriched < len(docs), "the server died before the run could finish"
+    with StubOpenAIServer(default=StubReply(text=GOOD)) as revived:
+        again = subprocess.run(
+            cmd(revived.base_url), capture_output=True, text=True, env=env, timeout=300, check=False
+        )
+        assert again.returncode == 0, again.stderr[-1500:]
+    checked, lost, dup, bad = audit(
+        backend, index_name, docs, allowed={"alpha beta", "gamma"}, max_version=3
+    )
+    fault_ledger.record(
+        FaultRow(
+            f"LLM server dies mid-sync, later run completes [{engine}]",
+            2,
+            checked,
+            lost,
+            dup,
+            bad,
+            time.monotonic() - started,
+        )
+    )
+    assert (lost, dup, bad) == (0, 0, 0)
