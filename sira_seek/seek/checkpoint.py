@@ -52,7 +52,13 @@ class SeekCheckpoint:
 
     def finished(self) -> dict[str, SeekResult]:
         """Successful records only: these are not asked again."""
-        return {qid: r for qid, r in self.load().items() if r.ok}
+        # A question whose searches failed (cluster down) answered without its evidence: it
+        # is redone on resume rather than kept as finished.
+        return {
+            qid: r
+            for qid, r in self.load().items()
+            if r.ok and not any(step.error for step in r.steps)
+        }
 
     def append(self, result: SeekResult) -> None:
         """Append one record durably (flush + fsync) before the next question is counted."""

@@ -4,8 +4,14 @@ corrupted, wall time). Run it alone with `python -m pytest tests/faults`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 from fault_kit import LEDGER
+
+from sira_seek.config import NodeSettings
+from sira_seek.esplugin.local_node import LocalNode, _free_port, install_distribution
 
 
 @pytest.fixture
@@ -27,3 +33,21 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
             f"{row.scenario:60s} {row.runs:5d} {row.checked:8d} {row.lost:5d} "
             f"{row.duplicated:5d} {row.corrupted:8d} {row.wall_s:7.1f}"
         )
+
+
+@pytest.fixture
+def own_node(world_readable_tmp: Path, node_urls: dict[str, str]) -> Iterator[LocalNode]:
+    """A second OpenSearch node of our own (the session's node is shared by other tests)."""
+    shared = NodeSettings()
+    install_distribution(LocalNode(shared, "opensearch").spec, shared.home)
+    home = world_readable_tmp / "home"
+    home.mkdir()
+    (home / "dist").symlink_to(shared.home / "dist")
+    (home / "downloads").symlink_to(shared.home / "downloads")
+    node = LocalNode(NodeSettings(home=home, http_port=_free_port(9450)), "opensearch")
+    try:
+        node.up()
+    except Exception as exc:
+        pytest.fail(f"could not start a second OpenSearch node: {exc}", pytrace=False)
+    yield node
+    node.down()

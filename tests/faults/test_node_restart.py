@@ -4,36 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fault_kit import FaultLedger, FaultRow, audit, corpus_and_enrichments, run_sync, sync_cmd
 
-from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.local_node import LocalNode, _free_port, install_distribution
+from sira_seek.config import ClusterSettings
+from sira_seek.esplugin.local_node import LocalNode
 from sira_seek.esplugin.registry import connect
 from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def own_node(world_readable_tmp: Path, node_urls: dict[str, str]) -> Iterator[LocalNode]:
-    """A second OpenSearch node of our own (the session's node is shared by other tests)."""
-    shared = NodeSettings()
-    install_distribution(LocalNode(shared, "opensearch").spec, shared.home)
-    home = world_readable_tmp / "home"
-    home.mkdir()
-    (home / "dist").symlink_to(shared.home / "dist")
-    (home / "downloads").symlink_to(shared.home / "downloads")
-    node = LocalNode(NodeSettings(home=home, http_port=_free_port(9450)), "opensearch")
-    try:
-        node.up()
-    except Exception as exc:
-        pytest.fail(f"could not start a second OpenSearch node: {exc}", pytrace=False)
-    yield node
-    node.down()
 
 
 def test_node_stopped_and_restarted_during_sync(
