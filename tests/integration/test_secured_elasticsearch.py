@@ -205,3 +205,65 @@ def test_sync_without_write_rights_refuses_clearly(
         assert doc is not None and doc.source is not None and "sira_enrichment" not in doc.source
     finally:
         admin.delete_index(index)
+
+
+def test_explain_json_reports_and_run_files_carry_no_secret(
+    secured: tuple[NodeState, LocalCredentials], tmp_path: Path
+) -> None:
+    """Everything the read path prints or writes, scanned for the password."""
+    state, creds = secured
+    admin = connect(_admin(state, creds))
+    index = f"sec-{uuid.uuid4().hex[:8]}"
+    admin.ensure_corpus_index(index)
+    admin.bulk_upsert(index, [{"_id": "q1doc", "title": "Moon", "text": "lunar landing"}])
+    admin.refresh(index)
+    (tmp_path / "q.jsonl").write_text(json.dumps({"_id": "q1", "text": "lunar"}) + "\n")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tq1doc\t1\n")
+    env = {
+        "SIRA_SEEK_URL": state.url,
+        "SIRA_SEEK_USERNAME": creds.reader_username,
+        "SIRA_SEEK_PASSWORD": creds.reader_password,
+        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    run = str(tmp_path / "run.json")
+    commands = [
+        ["search", "lunar", "--index", index, "--explain"],
+        ["search", "lunar", "--index", index, "--json"],
+        ["explain", "q1doc", "--query", "lunar", "--index", index],
+        [
+            "eval",
+            "retrieval",
+            "--index",
+            index,
+            "--queries",
+            str(tmp_path / "q.jsonl"),
+            "--qrels",
+            str(tmp_path / "qrels.tsv"),
+            "--save-run",
+            run,
+            "--json",
+        ],
+        ["report", run, "--out", str(tmp_path / "r.html")],
+        ["search", "lunar", "--index", "no-such-index"],
+    ]
+    try:
+        printed = ""
+        for args in commands:
+            res = subprocess.run(
+                [SIRA_SEEK, *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+                timeout=120,
+            )
+            printed += res.stdout + res.stderr
+            assert "Traceback" not in res.stderr, (args, res.stderr[-800:])
+        written = Path(run).read_text() + (tmp_path / "r.html").read_text()
+        assert "GET " in printed and "q1doc" in printed  # the commands really ran
+        for secret in (creds.password, creds.reader_password):
+            assert secret not in printed and secret not in written
+    finally:
+        admin.delete_index(index)
