@@ -11,7 +11,7 @@ import click
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.evaluation.retrieval import evaluate_bm25
-from sira_seek.sira.evaluation import evaluate_sira
+from sira_seek.sira.evaluation import evaluate_enrichment, evaluate_sira
 
 from .options import backend_from_options, cluster_options, friendly_errors
 from .search_cmd import build_expander, sira_options, sira_settings
@@ -109,3 +109,56 @@ def eval_retrieval(
     else:
         for name, value in metrics.items():
             click.echo(f"{name:12s} {value}")
+
+
+@eval_group.command("enrichment")
+@click.option("--index", required=True)
+@click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
+@click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
+@sira_options
+@click.option("--json", "as_json", is_flag=True)
+@cluster_options
+@friendly_errors
+def eval_enrichment(
+    index: str,
+    queries: Path,
+    qrels: Path,
+    llm_spec: str | None,
+    expansions: Path | None,
+    tau: float | None,
+    weight: float | None,
+    task: str | None,
+    as_json: bool,
+    **kw: Any,
+) -> None:
+    """BM25 and SIRA on INDEX before and after sira-sync's enrichment, side by side.
+
+    "before" searches only the source text; "after" adds the enrichment fields. Give
+    --expansions or --llm for the SIRA rows (BM25 rows alone otherwise).
+    """
+    settings = sira_settings(tau, weight, task)
+    expander = build_expander(llm_spec, expansions, settings.task)
+    try:
+        backend = backend_from_options(kw)
+        rows = evaluate_enrichment(
+            backend,
+            index,
+            read_queries(queries),
+            read_qrels(qrels),
+            expander=expander,
+            settings=settings,
+        )
+    finally:
+        if expander is not None:
+            expander.close()
+    if as_json:
+        click.echo(json.dumps(rows))
+        return
+    first = next(iter(rows.values()))
+    click.echo(f"{index}: {int(first['enriched_docs'])} documents carry enrichment")
+    width = max(len(n) for n in rows)
+    click.echo(f"{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
+    for name, m in rows.items():
+        click.echo(
+            f"{name:{width}s} {m['ndcg@10']:8.4f} {m['recall@10']:10.4f} {m['recall@100']:11.4f}"
+        )

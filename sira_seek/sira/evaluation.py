@@ -57,3 +57,49 @@ def evaluate_sira(
     judged = [q for q in queries if q.id in qrels]
     run = sira_run(backend, index, judged, expander=expander, settings=settings)
     return {**evaluate_run(run, qrels), "queries": len(judged)}
+
+
+def evaluate_enrichment(
+    backend: SearchBackend,
+    index: str,
+    queries: list[Query],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    expander: QueryExpander | None,
+    settings: SiraSettings | None = None,
+) -> dict[str, dict[str, float]]:
+    """Before/after corpus-side enrichment, on one index, in one call.
+
+    "before" searches only the source text (``contents``), exactly what the index offered
+    before sira-sync; "after" adds the enrichment fields sira-sync filled. Rows: BM25 and SIRA
+    (when an expander is given), each without and with enrichment.
+    """
+    from .index_profile import read_index_profile
+    from .retriever import SiraRetriever
+
+    judged = [q for q in queries if q.id in qrels]
+    after = read_index_profile(backend, index)
+    before = after.model_copy(
+        update={"phrase_field": None, "phrase_shingle_field": None, "category_field": None}
+    )
+    settings = (settings or SiraSettings()).model_copy(update={"size": EVAL_DEPTH})
+    enriched = backend.count(index, {"exists": {"field": "sira_enrichment.phrases"}})
+    rows: dict[str, dict[str, float]] = {}
+    variants: list[tuple[str, QueryExpander | None]] = [("bm25", None)]
+    if expander is not None:
+        variants.append(("sira", expander))
+    for name, exp in variants:
+        for label, profile in (("before", before), ("after", after)):
+            retriever = SiraRetriever(
+                backend, index, settings=settings, expander=exp, profile=profile
+            )
+            results = retriever.search_many([QueryInput(text=q.text, id=q.id) for q in judged])
+            run = {
+                q.id: {h.id: h.score for h in r.hits} for q, r in zip(judged, results, strict=True)
+            }
+            rows[f"{name} {label} enrichment"] = {
+                **evaluate_run(run, qrels),
+                "queries": len(judged),
+                "enriched_docs": enriched,
+            }
+    return rows
