@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,3 +111,15 @@ def audit(
             duplicated += 1
     corrupted += len(set(hits) - set(expected_source))  # documents nobody asked for
     return len(expected_source), lost, duplicated, corrupted
+
+
+def wait_until_sync_writes(
+    backend: SearchBackend, index: str, proc: subprocess.Popen[str] | None = None
+) -> None:
+    """Block until the running sync has written its first page (faults land mid-run)."""
+    deadline = time.monotonic() + 60
+    while backend.count(index, {"exists": {"field": "sira_sync.status"}}) == 0:
+        assert time.monotonic() < deadline, "sync never started writing"
+        assert proc is None or proc.poll() is None, "sync ended before writing"
+        backend.refresh(index)
+        time.sleep(0.02)

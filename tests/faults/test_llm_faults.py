@@ -12,7 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-from fault_kit import FaultLedger, FaultRow, audit, corpus_and_enrichments, sira_sync_exe
+from fault_kit import (
+    FaultLedger,
+    FaultRow,
+    audit,
+    corpus_and_enrichments,
+    sira_sync_exe,
+    wait_until_sync_writes,
+)
 
 from sira_seek.backend import SearchBackend
 from sira_seek.ingest import ingest_corpus
@@ -145,11 +152,7 @@ def test_llm_server_dies_mid_run(
     proc = subprocess.Popen(
         cmd(stub.base_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
-    deadline = time.monotonic() + 60
-    while backend.count(index_name, {"exists": {"field": "sira_sync.status"}}) == 0:
-        assert time.monotonic() < deadline and proc.poll() is None, "sync never started writing"
-        backend.refresh(index_name)
-        time.sleep(0.02)
+    wait_until_sync_writes(backend, index_name, proc)
     stub.stop()  # the LLM server dies
     out, err = proc.communicate(timeout=300)
     assert "Traceback" not in err, err[-1500:]

@@ -7,7 +7,15 @@ import time
 from pathlib import Path
 
 import pytest
-from fault_kit import FaultLedger, FaultRow, audit, corpus_and_enrichments, run_sync, sync_cmd
+from fault_kit import (
+    FaultLedger,
+    FaultRow,
+    audit,
+    corpus_and_enrichments,
+    run_sync,
+    sync_cmd,
+    wait_until_sync_writes,
+)
 
 from sira_seek.config import ClusterSettings
 from sira_seek.esplugin.local_node import LocalNode
@@ -29,11 +37,7 @@ def test_node_stopped_and_restarted_during_sync(
     ingest_corpus(backend, index, corpus)
     cmd = sync_cmd(backend, index, jsonl, tmp_path / "state", "--page-size", "2")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while backend.count(index, {"exists": {"field": "sira_sync.status"}}) == 0:
-        assert time.monotonic() < deadline and proc.poll() is None, "sync never started writing"
-        backend.refresh(index)
-        time.sleep(0.02)
+    wait_until_sync_writes(backend, index, proc)
     assert own_node.down()  # the node goes away mid-run
     out, err = proc.communicate(timeout=300)
     assert proc.returncode != 0, "a sync whose cluster vanished must not report success"

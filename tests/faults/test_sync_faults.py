@@ -11,7 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from fault_kit import FaultLedger, FaultRow, audit, corpus_and_enrichments, run_sync, sync_cmd
+from fault_kit import (
+    FaultLedger,
+    FaultRow,
+    audit,
+    corpus_and_enrichments,
+    run_sync,
+    sync_cmd,
+    wait_until_sync_writes,
+)
 
 from sira_seek.backend import PartialUpdate, SearchBackend
 from sira_seek.esplugin.base import RestBackend
@@ -124,12 +132,8 @@ def test_another_writer_during_sync_loses_nothing(
     expected = {i: dict(d) for i, d in docs.items()}
 
     def writer() -> None:
-        deadline = time.monotonic() + 60
         # start once the sync is writing, so edits land before, during and after its pages
-        while backend.count(index_name, {"exists": {"field": "sira_sync.status"}}) == 0:
-            assert time.monotonic() < deadline, "sync never started writing"
-            backend.refresh(index_name)
-            time.sleep(0.02)
+        wait_until_sync_writes(backend, index_name)
         for doc_id in edited:
             text = f"{docs[doc_id]['text']} (edited by another writer)"
             expected[doc_id]["text"] = text

@@ -52,6 +52,18 @@ def _admin(state: NodeState, creds: LocalCredentials, **extra: object) -> Cluste
     return ClusterSettings(**values)  # type: ignore[arg-type]
 
 
+def _reader_env(state: NodeState, creds: LocalCredentials, home: Path) -> dict[str, str]:
+    """A minimal environment for the CLI as the read-only user (secrets via env, not argv)."""
+    return {
+        "SIRA_SEEK_URL": state.url,
+        "SIRA_SEEK_USERNAME": creds.reader_username,
+        "SIRA_SEEK_PASSWORD": creds.reader_password,
+        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+    }
+
+
 def _fingerprint(creds: LocalCredentials) -> str:
     node_crt = creds.ca_certs.replace("ca.crt", "node.crt")
     out = subprocess.run(
@@ -131,13 +143,7 @@ def test_cli_never_prints_secrets(
     state, creds = secured
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"_id": "a", "title": "t", "text": "x"}) + "\n")
-    env_ro = {
-        "SIRA_SEEK_URL": state.url,
-        "SIRA_SEEK_USERNAME": creds.reader_username,
-        "SIRA_SEEK_PASSWORD": creds.reader_password,
-        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
-        "PATH": "/usr/bin:/bin",
-    }
+    env_ro = _reader_env(state, creds, tmp_path)
     denied = subprocess.run(
         [SIRA_SEEK, "ingest", str(corpus), "--index", "sec-denied"],
         capture_output=True,
@@ -171,14 +177,7 @@ def test_sync_without_write_rights_refuses_clearly(
     admin.refresh(index)
     jsonl = tmp_path / "e.jsonl"
     jsonl.write_text(json.dumps({"_id": "1", "keywords": ["apollo"]}) + "\n")
-    env = {
-        "SIRA_SEEK_URL": state.url,
-        "SIRA_SEEK_USERNAME": creds.reader_username,
-        "SIRA_SEEK_PASSWORD": creds.reader_password,
-        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-    }
+    env = _reader_env(state, creds, tmp_path)
     try:
         res = subprocess.run(
             [
@@ -219,14 +218,7 @@ def test_explain_json_reports_and_run_files_carry_no_secret(
     admin.refresh(index)
     (tmp_path / "q.jsonl").write_text(json.dumps({"_id": "q1", "text": "lunar"}) + "\n")
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tq1doc\t1\n")
-    env = {
-        "SIRA_SEEK_URL": state.url,
-        "SIRA_SEEK_USERNAME": creds.reader_username,
-        "SIRA_SEEK_PASSWORD": creds.reader_password,
-        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-    }
+    env = _reader_env(state, creds, tmp_path)
     run = str(tmp_path / "run.json")
     commands = [
         ["search", "lunar", "--index", index, "--explain"],
