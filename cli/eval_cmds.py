@@ -156,6 +156,13 @@ def eval_enrichment(
         return
     first = next(iter(rows.values()))
     click.echo(f"{index}: {int(first['enriched_docs'])} documents carry enrichment")
+    if first["deleted_docs"]:
+        click.echo(
+            f"note: {int(first['deleted_docs'])} deleted copies (left by updates) still count in "
+            f"term statistics; `POST {index}/_forcemerge?only_expunge_deletes=true` (or a sync "
+            "run with --expunge-deletes) removes them",
+            err=True,
+        )
     width = max(len(n) for n in rows)
     click.echo(f"{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
     for name, m in rows.items():

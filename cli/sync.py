@@ -24,6 +24,7 @@ from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync.checkpoint import RunStateStore
 from sira_seek.sync.document_prompt import PromptStyle, prompt_id
 from sira_seek.sync.estimate import estimate_run
+from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
 from sira_seek.sync.index_status import index_sync_status
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.migrate import migrate_index
@@ -142,11 +143,18 @@ def _summary(report: RunReport) -> str:
             f"{head} (new {c.new}, changed {c.changed}, other model/prompt {c.outdated}, "
             f"failed before {c.failed_before}); nothing written"
         )
-    return (
+    text = (
         f"{head}, {c.failed} failed, {c.no_input} without input, {c.conflicts} changed mid-run, "
         f"{c.write_errors} write errors; phrases kept {c.phrases_kept}/{c.phrases_proposed} "
         f"({c.phrases_too_common} too common); {report.docs_per_s:.1f} docs/s"
     )
+    if report.expunge is not None:
+        e = report.expunge
+        text += (
+            f"; merged away {e.deleted_before - e.deleted_after} of {e.deleted_before} deleted "
+            f"copies in {e.seconds:.1f}s"
+        )
+    return text
 
 
 @main.command("run")
@@ -170,6 +178,11 @@ def _summary(report: RunReport) -> str:
 @click.option("--concurrency", type=int, help="LLM requests in flight [16].")
 @click.option("--state-dir", type=click.Path(path_type=Path), help="Checkpoints and failures.")
 @click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache.")
+@click.option(
+    "--expunge-deletes",
+    is_flag=True,
+    help="End with a merge that drops the deleted copies each update leaves (exact DF/IDF).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @cluster_options
@@ -195,6 +208,7 @@ def run_cmd(
     concurrency: int | None,
     state_dir: Path | None,
     no_cache: bool,
+    expunge_deletes: bool,
     no_progress: bool,
     as_json: bool,
     **kw: Any,
@@ -239,6 +253,10 @@ def run_cmd(
         source.close()
     if ledger.records:
         report.llm_usage = ledger.summary()
+    if expunge_deletes and not report.dry_run:
+        if not as_json:
+            click.echo(f"merging away the deleted copies in {index} ...", err=True)
+        report.expunge = expunge_index_deletes(backend, index)
     if report_path is not None:
         report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -188,6 +188,49 @@ class RestBackend(ABC):
         body = {"query": dict(query)} if query else None
         return int(self.request("POST", f"/{quote(index)}/_count", body=body)["count"])
 
+    def deleted_docs(self, index: str) -> int:
+        """Deleted documents still in segments: term statistics count them until a merge."""
+        stats = self.request("GET", f"/{quote(index)}/_stats/docs")
+        return int(stats["_all"]["primaries"].get("docs", {}).get("deleted", 0))
+
+    def expunge_deletes(self, index: str, *, timeout_s: float = 3600.0) -> int:
+        """Merge away deleted documents (``only_expunge_deletes``); return how many remain.
+
+        Deletes are soft: a shard keeps them until its retention leases move past them (the
+        engines sync leases every 30 s), so a merge right after a sync may drop nothing; it is
+        retried until the deletes are gone or a minute passes. Each merge runs as a task and is
+        polled, so a large index that outlasts one request timeout still finishes.
+        """
+        settle_until = time.monotonic() + 60.0
+        while True:
+            self._force_merge_expunge(index, timeout_s)
+            self.refresh(index)
+            left = self.deleted_docs(index)
+            if not left or time.monotonic() > settle_until:
+                return left
+            time.sleep(5.0)
+
+    def _force_merge_expunge(self, index: str, timeout_s: float) -> None:
+        task = self.request(
+            "POST",
+            f"/{quote(index)}/_forcemerge",
+            params={"only_expunge_deletes": "true", "wait_for_completion": "false"},
+        )["task"]
+        # `timeout` goes in the path: opensearch-py would take a `timeout` param as its own.
+        path = f"/_tasks/{quote(str(task), safe=':')}?wait_for_completion=true&timeout=30s"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.request("GET", path, ignore=(408,))
+            if status.get("completed"):
+                break
+            if time.monotonic() > deadline:
+                raise SiraSeekEngineError(
+                    f"the merge of {index} (task {task}) is still running after {timeout_s:.0f}s; "
+                    f"it goes on in the cluster: GET _tasks/{task}"
+                )
+        if status.get("error"):
+            raise SiraSeekEngineError(f"the merge of {index} failed: {status['error']}")
+
     def get_mapping(self, index: str) -> dict[str, Any]:
         return dict(self.request("GET", f"/{quote(index)}/_mapping"))
 

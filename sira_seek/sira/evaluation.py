@@ -84,6 +84,7 @@ def evaluate_enrichment(
     )
     settings = (settings or SiraSettings()).model_copy(update={"size": EVAL_DEPTH})
     enriched = backend.count(index, {"exists": {"field": "sira_enrichment.phrases"}})
+    deleted = backend.deleted_docs(index)  # counted by DF/IDF until merged away
     rows: dict[str, dict[str, float]] = {}
     variants: list[tuple[str, QueryExpander | None]] = [("bm25", None)]
     if expander is not None:
@@ -101,5 +102,6 @@ def evaluate_enrichment(
                 **evaluate_run(run, qrels),
                 "queries": len(judged),
                 "enriched_docs": enriched,
+                "deleted_docs": deleted,
             }
     return rows

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .expunge import ExpungeSummary
 from .records import EnrichmentFingerprint
 
 
@@ -58,3 +59,6 @@ class RunReport(BaseModel):
     failures_file: str | None = None
     write_error_samples: list[str] = Field(default_factory=list)
     llm_usage: dict[str, Any] | None = None
+    expunge: ExpungeSummary | None = Field(
+        default=None, description="The --expunge-deletes merge at the end of the run."
+    )

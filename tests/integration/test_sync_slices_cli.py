@@ -192,3 +192,40 @@ def test_migrate_copies_and_swaps_the_alias_then_sync_works(
         ]
     finally:
         backend.delete_index(target)
+
+
+def test_expunge_deletes_makes_term_statistics_exact_again(
+    backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path
+) -> None:
+    index, jsonl = small_index
+    half = tmp_path / "half.jsonl"
+    half.write_text("".join(jsonl.read_text().splitlines(keepends=True)[: N_DOCS // 2]))
+
+    def film_df() -> tuple[int, int]:
+        stats = backend.term_statistics(index, "contents", ["film"])
+        live = backend.count(index, {"term": {"contents": "film"}})
+        return stats[0].terms[0].doc_freq, live
+
+    same_model = ("--model-id", "gpu-batch-1")  # two files, one batch job
+    first = sira_sync(*common(backend, index, half, tmp_path / "state"), *same_model, "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["expunge"] is None  # opt-in
+    backend.refresh(index)
+    # Every update left a deleted copy that DF still counts (half of the original segment).
+    assert backend.deleted_docs(index) >= N_DOCS // 2
+    df, live = film_df()
+    assert df > live
+
+    args = [*common(backend, index, jsonl, tmp_path / "state"), *same_model]
+    second = sira_sync(*args, "--expunge-deletes", "--json")
+    assert second.returncode == 0, second.stderr
+    report = json.loads(second.stdout)
+    assert report["counts"]["enriched"] == N_DOCS - N_DOCS // 2
+    assert report["expunge"]["deleted_before"] >= N_DOCS // 2
+    assert report["expunge"]["deleted_after"] == 0 == backend.deleted_docs(index)
+    df, live = film_df()
+    assert df == live
+
+    human = sira_sync(*args, "--expunge-deletes")  # nothing to write, nothing to merge
+    assert human.returncode == 0, human.stderr
+    assert "merged away 0 of 0 deleted copies" in human.stdout
