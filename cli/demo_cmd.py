@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from tqdm import tqdm
@@ -184,7 +185,7 @@ def _expanders(
 
 def _seek_answers(
     backend: SearchBackend, index: str, data: Path, llm_spec: str, limit: int
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     """A few wikimh questions answered with SEEK (BM25 retrieval), with the filled sketch."""
     qa = data / "qa-hotpotqa.jsonl"
     if not qa.exists():

@@ -266,8 +266,8 @@ def run_cmd(
     if report.counts.write_errors:
         # The cluster refused writes (a read-only or disk-full block, permissions, ...): say
         # so and fail the command, so schedulers and scripts notice. Nothing was half-written.
-        for sample in report.write_error_samples[:5]:
-            click.echo(f"write refused: {sample}", err=True)
+        for refused in report.write_error_samples[:5]:
+            click.echo(f"write refused: {refused}", err=True)
         click.echo(
             f"{report.counts.write_errors} documents were not written; they keep their previous "
             "state and the next run (or --resume) retries them.",

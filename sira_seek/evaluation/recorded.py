@@ -35,7 +35,7 @@ def recorded_run(
     latencies: list[float] = []
     tokens: list[int] = []
     run: dict[str, dict[str, float]] = {}
-    meta = {"engine": backend.info.engine, "index": index}
+    engine, index_name = backend.info.engine, index
     if method == "sira":
         from sira_seek.inspection.from_results import record_from_sira
         from sira_seek.inspection.query_log import QueryLogger
@@ -47,8 +47,8 @@ def recorded_run(
             backend,
             index,
             judged,
-            expander=expander,
-            settings=sira_settings,  # type: ignore[arg-type]
+            expander=expander,  # type: ignore[arg-type]
+            settings=sira_settings,
         )
         logger = QueryLogger(backend, prefix=log_prefix) if log_prefix else None
         for query, result in zip(judged, results, strict=True):
@@ -66,7 +66,14 @@ def recorded_run(
         if logger is not None:
             logger.flush()
         record = build_run_record(
-            name or "sira", "sira", run, qrels, latency_ms=latencies, llm_tokens=tokens, **meta
+            name or "sira",
+            "sira",
+            run,
+            qrels,
+            latency_ms=latencies,
+            llm_tokens=tokens,
+            engine=engine,
+            index=index_name,
         )
         record.settings = {
             "expansion_weight": sira_settings.weight,
@@ -75,7 +82,9 @@ def recorded_run(
         return record
     for query in judged:
         start = time.perf_counter()
-        result = backend.search(index, {**bm25_query(query.text), "size": DEPTH, "_source": False})
+        found = backend.search(index, {**bm25_query(query.text), "size": DEPTH, "_source": False})
         latencies.append((time.perf_counter() - start) * 1000)
-        run[query.id] = {h.id: h.score for h in result.hits}
-    return build_run_record(name or "bm25", "bm25", run, qrels, latency_ms=latencies, **meta)
+        run[query.id] = {h.id: h.score for h in found.hits}
+    return build_run_record(
+        name or "bm25", "bm25", run, qrels, latency_ms=latencies, engine=engine, index=index_name
+    )

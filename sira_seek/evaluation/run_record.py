@@ -64,13 +64,15 @@ def build_run_record(
     names = {str(m): n for n, m in measures.items()}
     for metric in ir_measures.iter_calc(list(measures.values()), judged, full_run):
         per_query.setdefault(metric.query_id, {})[names[str(metric.measure)]] = float(metric.value)
-    return RunRecord(
-        name=name,
-        method=method,
-        metrics={n: round(float(agg[m]), 4) for n, m in measures.items()},
-        per_query=per_query,
-        recall_curve={k: round(float(agg[m]), 4) for k, m in curve.items()},
-        latency_ms=latency_ms or [],
-        llm_tokens=llm_tokens or [],
-        **meta,
+    return RunRecord.model_validate(
+        {
+            "name": name,
+            "method": method,
+            "metrics": {n: round(float(agg[m]), 4) for n, m in measures.items()},
+            "per_query": per_query,
+            "recall_curve": {k: round(float(agg[m]), 4) for k, m in curve.items()},
+            "latency_ms": latency_ms or [],
+            "llm_tokens": llm_tokens or [],
+            **meta,
+        }
     )
