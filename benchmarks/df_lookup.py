@@ -57,8 +57,8 @@ def main() -> None:
             fn()
             timings[name].append((time.perf_counter() - start) * 1000)
     print(
-        f"{backend.info.engine} {backend.info.version}, index {args.index}, {len(phrases)} phrases, "
-        f"{args.rounds} rounds"
+        f"{backend.info.engine} {backend.info.version}, index {args.index}, "
+        f"{len(phrases)} phrases, {args.rounds} rounds"
     )
     print(f"{'method':36s} {'p50 ms':>9s} {'p95 ms':>9s}")
     p50s = []

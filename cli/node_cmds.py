@@ -24,7 +24,10 @@ def node() -> None:
 @click.option("--port", type=int, default=None, help="HTTP port (default: a free one).")
 @click.option("--heap", default="512m", show_default=True)
 @click.option(
-    "--secure", is_flag=True, help="Elasticsearch: HTTPS with a private CA and file-realm users."
+    "--secure",
+    is_flag=True,
+    help="HTTPS with a private CA, an admin and a read-only user (OpenSearch: 2.19.4 with "
+    "its security plugin).",
 )
 @friendly_errors
 def node_up(engine: str, version: str | None, port: int | None, heap: str, secure: bool) -> None:

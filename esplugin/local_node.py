@@ -30,6 +30,8 @@ from pydantic import BaseModel
 
 from sira_seek.config import NodeSettings
 
+from . import local_security_opensearch as os_security
+from .analysis_shim import distribution_with_shim
 from .distributions import DistributionSpec, ModuleJar, distribution_spec
 from .errors import NodeStartError
 from .local_security import (
@@ -141,6 +143,8 @@ def install_distribution(spec: DistributionSpec, home: Path) -> Path:
 def _make_traversable(path: Path) -> None:
     for p in [path, *path.rglob("*")]:
         mode = p.stat().st_mode
+        if p.is_file() and not mode & 0o077:
+            continue  # private files (secured nodes' keys, credentials.json) stay private
         extra = stat.S_IRGRP | stat.S_IROTH
         if p.is_dir():
             extra |= stat.S_IXGRP | stat.S_IXOTH
@@ -238,14 +242,13 @@ class LocalNode:
         self, settings: NodeSettings, engine: str | None = None, version: str | None = None
     ):
         self.settings = settings
-        self.spec = distribution_spec(engine or settings.engine, version or settings.version)
+        engine = engine or settings.engine
+        version = version or settings.version
+        if settings.secure and engine == "opensearch" and version is None:
+            version = os_security.SECURED_OPENSEARCH_VERSION
+        self.spec = distribution_spec(engine, version)
         suffix = "-secure" if settings.secure else ""
         self.node_dir = settings.home / "nodes" / f"{self.spec.engine}-{self.spec.version}{suffix}"
-        if settings.secure and self.spec.engine != "elasticsearch":
-            raise NodeStartError(
-                "a secured local node is available for Elasticsearch only: OpenSearch's security "
-                "plugin is not part of its minimal archive (use --url for a secured OpenSearch)"
-            )
         self.state_file = self.node_dir / "state.json"
 
     # state
@@ -282,6 +285,16 @@ class LocalNode:
             _check_reachable(self.settings.home)
         dist = install_distribution(self.spec, self.settings.home)
         java = find_java(self.spec)
+        secured_os = self.settings.secure and self.spec.engine == "opensearch"
+        if secured_os:
+            downloads = self.settings.home / "downloads"
+            dist = os_security.install_security_plugin(
+                dist, self.spec.version, java, fetch=lambda c: fetch_artifact(c, downloads)
+            )
+        elif self.settings.secure:
+            # API keys need the .security index, which the minimal archive cannot create
+            # without the test-only analysis shim (see analysis_shim.py).
+            dist = distribution_with_shim(dist, self.spec.version, java)
         port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
         conf = self.node_dir / "config"
         if not conf.exists():
@@ -308,7 +321,10 @@ class LocalNode:
             "cluster.routing.allocation.disk.threshold_enabled": "false",
             **self.spec.extra_settings,
         }
-        if self.settings.secure:
+        if secured_os:
+            os_security.make_certificates(conf / "certs")
+            settings.update(os_security.security_settings())
+        elif self.settings.secure:
             make_certificates(conf / "certs")
             settings.update(security_settings())
         cmd = [str(dist / self.spec.launcher), "-p", str(pid_file)]
@@ -325,7 +341,8 @@ class LocalNode:
         if user:
             _chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
         if self.settings.secure:
-            ensure_admin_user(
+            add_users = os_security.ensure_users if secured_os else ensure_admin_user
+            add_users(
                 self.node_dir,
                 dist,
                 env,

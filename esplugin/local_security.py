@@ -1,7 +1,9 @@
 """TLS and a user for a secured local Elasticsearch node (x-pack security ships in its archive).
 
 Lets sira-seek be tested the way production clusters run: HTTPS with a private CA, basic auth,
-API keys. Certificates come from the system's ``openssl``; the user goes into the file realm.
+API keys. Certificates come from the system's ``openssl``; the users go into the file realm.
+API keys live in the ``.security`` index, which the minimal archive can create only with the
+test-only analysis shim the secured node runs with (see ``analysis_shim.py``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from .errors import NodeStartError
 
 ADMIN_USER = "sira_admin"
 READER_USER = "sira_reader"
-# File-realm role for read-only use (search, DF statistics); the minimal archive cannot create
-# the .security index (its mapping needs analysis-common), so roles and users live in files.
+# File-realm role for read-only use (search, DF statistics). Users and roles live in files so
+# they work from the first start, before (and without) the .security index.
 READER_ROLE = """sira_reader:
   cluster: ["monitor"]
   indices:
@@ -49,8 +51,11 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 
 def make_certificates(certs: Path) -> None:
-    """A private CA and a node certificate for localhost / 127.0.0.1 (once per node)."""
+    """A private CA and a node certificate for localhost / 127.0.0.1 (once per node).
+
+    Private keys are readable by their owner only (also repaired on nodes made before)."""
     if (certs / "node.crt").exists():
+        _owner_only(certs / "ca.key", certs / "node.key")
         return
     certs.mkdir(parents=True, exist_ok=True)
     _openssl(
@@ -101,6 +106,13 @@ def make_certificates(certs: Path) -> None:
         "san.ext",
         cwd=certs,
     )
+    _owner_only(certs / "ca.key", certs / "node.key")
+
+
+def _owner_only(*paths: Path) -> None:
+    for path in paths:
+        if path.exists():
+            path.chmod(0o600)
 
 
 def security_settings() -> dict[str, str]:
@@ -121,6 +133,7 @@ def ensure_admin_user(
     """Create the superuser in the file realm once; return the stored credentials."""
     cred_file = node_dir / "credentials.json"
     if cred_file.exists():
+        _owner_only(cred_file)
         return LocalCredentials.model_validate_json(cred_file.read_text())
     conf = node_dir / "config"
     roles = conf / "roles.yml"

@@ -28,12 +28,18 @@ class OpenSearchBackend(RestBackend):
             kwargs["headers"] = {"authorization": f"ApiKey {kwargs.pop('api_key')}"}
         if "ssl_assert_fingerprint" in kwargs:
             kwargs["ssl_assert_fingerprint"] = kwargs["ssl_assert_fingerprint"].replace(":", "")
-        client = OpenSearch(
-            [info.url],
-            timeout=settings.request_timeout,
-            use_ssl=info.url.startswith("https"),
-            **kwargs,
-        )
+            # The pin replaces the chain check (as in detection and elastic-transport):
+            # opensearch-py would otherwise check the chain against certifi first, and a
+            # private CA's certificate would fail before its fingerprint is compared.
+            kwargs["verify_certs"] = False
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Connecting to .* verify_certs=False")
+            client = OpenSearch(
+                [info.url],
+                timeout=settings.request_timeout,
+                use_ssl=info.url.startswith("https"),
+                **kwargs,
+            )
         return cls(client, info)
 
     def request(

@@ -56,7 +56,8 @@ class NodeSettings(BaseSettings):
     startup_timeout: float = 180.0
     service_user: str = "sira-seek"
     secure: bool = Field(
-        default=False, description="Elasticsearch only: HTTPS with a private CA, users, API keys"
+        default=False,
+        description="HTTPS with a private CA and users (OpenSearch: 2.19.4 + security plugin)",
     )
 
 

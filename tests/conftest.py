@@ -20,7 +20,8 @@ import pytest
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.esplugin.containers import docker_available, start_container
-from sira_seek.esplugin.local_node import LocalNode
+from sira_seek.esplugin.local_node import LocalNode, NodeState
+from sira_seek.esplugin.local_security import LocalCredentials
 from sira_seek.esplugin.registry import connect
 from sira_seek.ingest import ingest_corpus
 
@@ -90,6 +91,23 @@ def node_urls() -> Iterator[dict[str, str]]:
                     handle.stop()
                 else:
                     handle.down()
+
+
+@pytest.fixture(scope="session")
+def secured_opensearch() -> Iterator[tuple[NodeState, LocalCredentials]]:
+    """A secured OpenSearch node (security plugin, HTTPS, admin + read-only user), one per
+    session; OpenSearch 2.19.4, the newest whose security plugin Maven Central serves."""
+    node = LocalNode(NodeSettings(secure=True), "opensearch")
+    started_here = node.running() is None
+    try:
+        state = node.up()
+    except Exception as exc:  # the suite must fail loudly, never skip
+        pytest.fail(f"could not start a secured OpenSearch node: {exc}", pytrace=False)
+    creds = node.credentials()
+    assert creds is not None
+    yield state, creds
+    if started_here and os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
+        node.down()
 
 
 @pytest.fixture(scope="session", params=ENGINES)

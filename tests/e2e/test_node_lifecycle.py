@@ -14,6 +14,7 @@ import pytest
 from cli_runner import run_cli
 
 from sira_seek.config import NodeSettings
+from sira_seek.esplugin.distributions import DEFAULT_VERSIONS
 from sira_seek.esplugin.local_node import LocalNode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -59,10 +60,10 @@ def test_node_up_and_down_as_a_normal_user(world_readable_tmp: Path) -> None:
     downloads.mkdir(parents=True)
     # Reuse the archives the session already fetched (no second download).
     cached = NodeSettings().home / "downloads"
-    for f in cached.glob("opensearch-*"):
-        shutil.copy2(f, downloads / f.name)
-    for f in cached.glob("analysis-common-*"):
-        shutil.copy2(f, downloads / f.name)
+    version = DEFAULT_VERSIONS["opensearch"]  # the plain node's files only
+    for name in (f"opensearch-{version}.zip", f"analysis-common-{version}.jar"):
+        if (cached / name).exists():
+            shutil.copy2(cached / name, downloads / name)
     if os.geteuid() == 0:
         # The project venv may live under /root (unreadable to others): build one the user can run.
         venv = tmp_path / "venv"
