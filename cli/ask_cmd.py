@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import click
 
 from sira_seek.inspection.from_results import record_from_seek
 from sira_seek.inspection.query_log import QueryLogger
-from sira_seek.seek.api import open_session
 from sira_seek.seek.results import SeekResult
-from sira_seek.seek.settings import METHODS
 from sira_seek.sira.results import dev_tools_request
 
-from .eval_qa_cmd import make_retriever, seek_options, seek_settings
 from .options import backend_from_options, cluster_options, friendly_errors
+from .seek_options import SeekChoices, index_option, seek_options
 
 
 def format_result(result: SeekResult) -> str:
@@ -63,8 +60,7 @@ def explain_retrievals(result: SeekResult, retriever: object, k: int) -> str:
 
 @click.command("ask")
 @click.argument("question")
-@click.option("--index", default=None, help="Index to retrieve from (not for vanilla-llm).")
-@click.option("--method", type=click.Choice(list(METHODS)), default="seek", show_default=True)
+@index_option
 @seek_options
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
 @click.option(
@@ -80,17 +76,7 @@ def explain_retrievals(result: SeekResult, retriever: object, k: int) -> str:
 def ask(
     question: str,
     index: str | None,
-    method: str,
-    llm_spec: str | None,
-    retriever: str,
-    expansions: Path | None,
-    variant: str,
-    prompt_style: str,
-    top_k: int | None,
-    max_gists: int | None,
-    min_gists: int | None,
-    temperature: float | None,
-    no_cache: bool,
+    seek: SeekChoices,
     as_json: bool,
     log_queries: bool,
     explain: bool,
@@ -99,25 +85,12 @@ def ask(
     """Answer QUESTION with SEEK: sketch, evidence per gist from --index, answer."""
     if not question.strip():
         raise click.UsageError("the question is empty")
-    settings = seek_settings(
-        method,
-        variant=variant,
-        prompt_style=prompt_style,
-        top_k=top_k,
-        max_gists=max_gists,
-        min_gists=min_gists,
-        temperature=temperature,
-    )
+    settings = seek.settings()
     log_backend = backend_from_options(dict(cluster)) if log_queries else None
-    found = make_retriever(method, index, retriever, llm_spec, expansions, cluster)
+    found = seek.make_retriever(index, cluster)
 
     async def run() -> SeekResult:
-        session = open_session(
-            retriever=found,
-            llm_spec=llm_spec,
-            settings=settings,
-            use_cache=False if no_cache else None,
-        )
+        session = seek.open_session(found, settings)
         try:
             return await session.answer(question)
         finally:

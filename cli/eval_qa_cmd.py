@@ -15,94 +15,14 @@ from typing import Any
 import click
 
 from sira_seek.evaluation.qa_metrics import QAScores, score_predictions
-from sira_seek.seek.api import build_retriever, open_session
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import QAFileError, read_questions
 from sira_seek.seek.results import SeekResult
-from sira_seek.seek.retrieval import Retriever
-from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .options import cluster_options, friendly_errors
 from .qa_score import format_table
-
-
-def seek_options(func: Any) -> Any:
-    """LLM, retriever and SEEK knobs shared by ``ask`` and ``eval qa``."""
-    opts = [
-        click.option(
-            "--llm",
-            "llm_spec",
-            default=None,
-            help="LLM spec: openai:URL#MODEL or llamacpp:gemma3-270m (default: "
-            "SIRA_SEEK_LLM_BACKEND, else the CPU model).",
-        ),
-        click.option(
-            "--retriever",
-            type=click.Choice(["bm25", "sira"]),
-            default="bm25",
-            show_default=True,
-            help="How sub-queries search the index.",
-        ),
-        click.option(
-            "--expansions",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            default=None,
-            help="Precomputed SIRA expansions JSONL (with --retriever sira).",
-        ),
-        click.option(
-            "--variant",
-            type=click.Choice(list(VARIANTS)),
-            default="sequential",
-            show_default=True,
-            help="SEEK variant (the paper's ablations).",
-        ),
-        click.option(
-            "--prompt-style",
-            type=click.Choice(["auto", "chat", "fewshot"]),
-            default="auto",
-            show_default=True,
-            help="chat for instruction models, fewshot for base models (auto: by --llm).",
-        ),
-        click.option("--top-k", type=int, default=None, help="Documents per sub-query (5)."),
-        click.option("--max-gists", type=int, default=None, help="Cap on gists (8)."),
-        click.option("--min-gists", type=int, default=None, help="Gists asked for at least (2)."),
-        click.option("--temperature", type=float, default=None, help="Sampling temperature (0.7)."),
-        click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
-    ]
-    for opt in reversed(opts):
-        func = opt(func)
-    return func
-
-
-def seek_settings(method: str, **values: Any) -> SeekSettings:
-    chosen = {k: v for k, v in values.items() if v is not None}
-    return SeekSettings(method=method, **chosen)  # type: ignore[arg-type]
-
-
-def make_retriever(
-    method: str,
-    index: str | None,
-    retriever: str,
-    llm_spec: str | None,
-    expansions: Path | None,
-    cluster: dict[str, Any],
-) -> Retriever | None:
-    """The retriever a method needs (none for closed-book answers)."""
-    if method == "vanilla-llm":
-        return None
-    if not index:
-        raise click.UsageError(f"--method {method} retrieves: give --index NAME")
-    backend = backend_from_options(cluster)
-    if not backend.index_exists(index):
-        raise click.ClickException(f"index {index!r} does not exist: run `sira-seek ingest` first")
-    return build_retriever(
-        backend,
-        index,
-        retriever,  # type: ignore[arg-type]
-        sira_llm_spec=llm_spec,
-        sira_expansions=expansions,
-    )
+from .seek_options import SeekChoices, index_option, seek_options
 
 
 def _progress(result: SeekResult) -> None:
@@ -111,7 +31,7 @@ def _progress(result: SeekResult) -> None:
 
 
 @click.command("qa")
-@click.option("--index", default=None, help="Index to retrieve from (not for vanilla-llm).")
+@index_option
 @click.option(
     "--qa",
     "qa_path",
@@ -119,7 +39,6 @@ def _progress(result: SeekResult) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="JSONL questions with `golden_answers` or `answer`.",
 )
-@click.option("--method", type=click.Choice(list(METHODS)), default="seek", show_default=True)
 @seek_options
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option(
@@ -143,17 +62,7 @@ def _progress(result: SeekResult) -> None:
 def eval_qa(
     index: str | None,
     qa_path: Path,
-    method: str,
-    llm_spec: str | None,
-    retriever: str,
-    expansions: Path | None,
-    variant: str,
-    prompt_style: str,
-    top_k: int | None,
-    max_gists: int | None,
-    min_gists: int | None,
-    temperature: float | None,
-    no_cache: bool,
+    seek: SeekChoices,
     limit: int | None,
     checkpoint: Path | None,
     concurrency: int,
@@ -169,24 +78,11 @@ def eval_qa(
         raise click.ClickException(str(exc)) from None
     if not questions:
         raise click.ClickException(f"{qa_path}: no questions")
-    settings = seek_settings(
-        method,
-        variant=variant,
-        prompt_style=prompt_style,
-        top_k=top_k,
-        max_gists=max_gists,
-        min_gists=min_gists,
-        temperature=temperature,
-    )
-    found = make_retriever(method, index, retriever, llm_spec, expansions, cluster)
+    settings = seek.settings()
+    found = seek.make_retriever(index, cluster)
 
     async def run() -> BatchReport:
-        session = open_session(
-            retriever=found,
-            llm_spec=llm_spec,
-            settings=settings,
-            use_cache=False if no_cache else None,
-        )
+        session = seek.open_session(found, settings)
         try:
             report = await session.answer_many(
                 questions,

@@ -3,8 +3,9 @@
 Engine-agnostic: everything goes through a ``SearchBackend``. The pieces, in the order a run
 uses them: ``mapping`` (add the enrichment fields), ``slicing`` (which documents are this
 worker's), ``freshness`` (is a document current?), ``phrase_sources`` (LLM or JSONL proposals),
-``corpus_df_filter`` (drop phrases too common in the raw corpus), ``runner`` (guarded writes,
-409 re-reads, checkpoints), ``index_status`` and ``run_report``.
+``corpus_df_filter`` (drop phrases too common in the raw corpus), ``runner`` (the run loop and
+checkpoints) with ``resumable_scan`` (the scan, restarted when its point in time expires) and
+``page_enricher`` (guarded writes, 409 re-reads), ``index_status`` and ``run_report``.
 """
 
 from .checkpoint import Checkpoint, RunStateStore

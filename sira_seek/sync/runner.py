@@ -4,30 +4,28 @@ The write is the only step with side effects and it is idempotent: a document is
 when it is not current, with its hash and fingerprint, guarded by ``if_seq_no`` and
 ``if_primary_term``. A document changed by someone else since it was read answers 409; it is
 re-read and re-done from its new text, never overwritten from the old one.
+
+This module holds the run loop, the decision which documents need enriching, and the
+checkpoint; the scan lives in ``resumable_scan`` and the guarded write in ``page_enricher``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterable
 
-from sira_seek.backend import PartialUpdate, SearchBackend, SearchHit
-from sira_seek.fields import CATEGORIES, PHRASES
+from sira_seek.backend import SearchBackend, SearchHit
 
 from .checkpoint import Checkpoint, RunStateStore
 from .corpus_df_filter import CorpusDFFilter
 from .freshness import doc_state
 from .mapping import EnrichmentLayout, ensure_enrichment_mapping
+from .page_enricher import PageEnricher
 from .phrase_sources import PhraseSource
-from .records import (
-    EnrichmentFingerprint,
-    FailureRecord,
-    PhraseProposal,
-    ProposalFailure,
-    SyncMetadata,
-    utc_now_ms,
-)
+from .records import EnrichmentFingerprint, SyncMetadata, utc_now_ms
+from .resumable_scan import scan_pages
 from .run_report import RunCounts, RunReport
 from .settings import SyncSettings
 from .slicing import SliceSpec
@@ -39,37 +37,6 @@ ProgressCallback = Callable[[int, RunCounts], None]
 
 class ResumeMismatchError(ValueError):
     """``--resume`` was asked for a checkpoint written by a differently configured run."""
-
-
-def processed_by_run_query(checkpoint: Checkpoint) -> dict[str, Any]:
-    """Documents this run already wrote (enriched or failed): left out of a resumed scan."""
-    fp = checkpoint.fingerprint
-    return {
-        "bool": {
-            "must_not": [
-                {
-                    "bool": {
-                        "filter": [
-                            {"range": {"sira_sync.enriched_at": {"gte": checkpoint.started_at}}},
-                            {"term": {"sira_sync.model": fp.model}},
-                            {"term": {"sira_sync.prompt_id": fp.prompt_id}},
-                            {"term": {"sira_sync.enrichment_version": fp.enrichment_version}},
-                        ]
-                    }
-                }
-            ]
-        }
-    }
-
-
-def point_in_time_expired(exc: BaseException) -> bool:
-    """Both engines name an expired point in time / scroll context this way."""
-    text = str(exc)
-    return "search_context_missing" in text or "No search context found" in text
-
-
-def _sub(name: str) -> str:
-    return name.split(".", 1)[1]
 
 
 class SyncRunner:
@@ -104,7 +71,6 @@ class SyncRunner:
         self.counts = RunCounts()
         self.df: CorpusDFFilter  # set by run(): |C| is read when the run starts
         self.run_started_at = "9999"  # set by run(); nothing is "written by this run" before
-        self._write_error_samples: list[str] = []
         self._seen_before = 0  # docs counted by the run this one resumes
 
     # -- run -----------------------------------------------------------------------------
@@ -128,45 +94,52 @@ class SyncRunner:
             self.store.save(checkpoint)
         # Recent writes (a killed run's last page, a user's edits) must be visible to the scan.
         self.backend.refresh(self.index)
-        for page in self._pages(checkpoint, exclude_done=resumed):
-            items = self._plan(page)
-            if items and not self.dry_run:
-                self._enrich(items, attempt=0)
-            if not self.dry_run:
-                checkpoint.pages += 1
-                checkpoint.counts = self.counts.model_dump()
-                self.store.save(checkpoint)
-            if self.on_page:
-                self.on_page(len(page), self.counts)
+        enricher = PageEnricher(
+            backend=self.backend,
+            index=self.index,
+            source=self.source,
+            df=self.df,
+            fingerprint=self.fingerprint,
+            store=self.store,
+            counts=self.counts,
+            max_conflict_retries=self.settings.max_conflict_retries,
+            reread=functools.partial(self._work_item, count=False),
+        )
+        # Closed here when a page fails: left to garbage collection, the scan (and its point
+        # in time) outlives the error, and closing it at interpreter exit can hang sira-sync.
+        with contextlib.closing(self._pages(checkpoint, exclude_done=resumed)) as pages:
+            for page in pages:
+                items = self._plan(page)
+                if items and not self.dry_run:
+                    enricher.enrich(items)
+                if not self.dry_run:
+                    checkpoint.pages += 1
+                    checkpoint.counts = self.counts.model_dump()
+                    self.store.save(checkpoint)
+                if self.on_page:
+                    self.on_page(len(page), self.counts)
         if not self.dry_run:
             checkpoint.finished = True
             checkpoint.counts = self.counts.model_dump()
             self.store.save(checkpoint)
-        return self._report(checkpoint, layout, resumed, doc_count, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        return self._report(
+            checkpoint, layout, resumed, doc_count, seconds, enricher.write_error_samples
+        )
 
-    def _pages(self, checkpoint: Checkpoint, *, exclude_done: bool) -> Iterator[list[SearchHit]]:
-        """Scan pages; when the point in time expires (an LLM page outlasted its keep-alive),
-        scan again leaving out what this run already wrote, as a resume does."""
-        fields = list(self.settings.fields)
-        while True:
-            query = processed_by_run_query(checkpoint) if exclude_done else None
-            progressed = False
-            try:
-                for page in self.backend.scan(
-                    self.index,
-                    query=query,
-                    page_size=self.settings.page_size,
-                    source=[*fields, "sira_sync"],
-                ):
-                    yield page
-                    progressed = True
-                return
-            except Exception as exc:
-                if self.dry_run or not progressed or not point_in_time_expired(exc):
-                    raise
-            self.counts.add("scan_restarts")
-            self.backend.refresh(self.index)
-            exclude_done = True
+    def _pages(
+        self, checkpoint: Checkpoint, *, exclude_done: bool
+    ) -> Generator[list[SearchHit], None, None]:
+        return scan_pages(
+            self.backend,
+            self.index,
+            checkpoint,
+            fields=list(self.settings.fields),
+            page_size=self.settings.page_size,
+            exclude_done=exclude_done,
+            restartable=not self.dry_run,
+            counts=self.counts,
+        )
 
     def _checkpoint(self) -> tuple[Checkpoint, bool]:
         fresh = Checkpoint(
@@ -246,112 +219,6 @@ class SyncRunner:
                             return out
         return out
 
-    # -- enrich and write ------------------------------------------------------------------
-    def _metadata(self, item: WorkItem, status: str, now: str) -> dict[str, Any]:
-        return {
-            "source_hash": item.source_hash,
-            "enrichment_version": self.fingerprint.enrichment_version,
-            "model": self.fingerprint.model,
-            "prompt_id": self.fingerprint.prompt_id,
-            "enriched_at": now,
-            "status": status,
-        }
-
-    def _enrich(self, items: list[WorkItem], attempt: int) -> None:
-        outcomes = self.source.propose(items)
-        proposals = [o for o in outcomes if isinstance(o, PhraseProposal)]
-        # One DF round trip for the whole page; the per-document lookups below hit this memo.
-        memo = self.df.verdicts([p for prop in proposals for p in prop.phrases])
-        now = utc_now_ms()
-        updates: list[PartialUpdate] = []
-        failures: list[FailureRecord] = []
-        enriched_ids: set[str] = set()
-        for item, outcome in zip(items, outcomes, strict=True):
-            if outcome is None:
-                self.counts.add("no_input")
-                continue
-            if isinstance(outcome, ProposalFailure):
-                failures.append(
-                    FailureRecord(
-                        **outcome.model_dump(),
-                        index=self.index,
-                        source_hash=item.source_hash,
-                        model=self.fingerprint.model,
-                        prompt_id=self.fingerprint.prompt_id,
-                    )
-                )
-                updates.append(
-                    PartialUpdate(
-                        id=item.doc_id,
-                        doc={"sira_sync": self._metadata(item, "failed", now)},
-                        if_seq_no=item.seq_no,
-                        if_primary_term=item.primary_term,
-                    )
-                )
-                continue
-            self.counts.add("phrases_proposed", len(outcome.phrases))
-            self.counts.add("prompt_tokens", outcome.prompt_tokens)
-            self.counts.add("completion_tokens", outcome.completion_tokens)
-            kept = []
-            for phrase in outcome.phrases:
-                verdict = memo[phrase]
-                if verdict.kept:
-                    kept.append(phrase)
-                else:
-                    self.counts.add(f"phrases_{verdict.reason}")
-            self.counts.add("phrases_kept", len(kept))
-            enriched_ids.add(item.doc_id)
-            updates.append(
-                PartialUpdate(
-                    id=item.doc_id,
-                    doc={
-                        "sira_enrichment": {
-                            _sub(PHRASES): kept,
-                            _sub(CATEGORIES): outcome.categories,
-                        },
-                        "sira_sync": self._metadata(item, "enriched", now),
-                    },
-                    if_seq_no=item.seq_no,
-                    if_primary_term=item.primary_term,
-                )
-            )
-        # Failures are on disk before the index says "failed": a kill in between loses nothing.
-        self.store.record_failures(failures)
-        result = self.backend.bulk_partial_update(self.index, updates)
-        errors = {e.id: e for e in result.errors}
-        conflicts = [i for i in items if i.doc_id in errors and errors[i.doc_id].status == 409]
-        for err in result.errors:
-            if err.status != 409:
-                self.counts.add("write_errors")
-                if len(self._write_error_samples) < 20:
-                    self._write_error_samples.append(f"{err.id}: {err.status} {err.reason}")
-        for update in updates:
-            if update.id in errors:
-                continue
-            self.counts.add("enriched" if update.id in enriched_ids else "failed")
-        if conflicts:
-            self.counts.add("conflicts", len(conflicts))
-            self._redo_changed(conflicts, attempt)
-
-    def _redo_changed(self, conflicts: list[WorkItem], attempt: int) -> None:
-        """Re-read documents that changed since they were read, and enrich their new text."""
-        if attempt >= self.settings.max_conflict_retries:
-            self.counts.add("write_errors", len(conflicts))
-            self._write_error_samples += [
-                f"{c.doc_id}: still changing after {attempt} re-reads" for c in conflicts
-            ][: max(0, 20 - len(self._write_error_samples))]
-            return
-        fresh: list[WorkItem] = []
-        for item in conflicts:
-            hit = self.backend.get(self.index, item.doc_id)
-            if hit is None:
-                continue  # deleted meanwhile: nothing to enrich
-            again = self._work_item(hit, count=False)
-            if again is not None:
-                fresh.append(again)
-        if fresh:
-            self._enrich(fresh, attempt + 1)
-
     # -- report ----------------------------------------------------------------------------
     def _report(
         self,
@@ -360,6 +227,7 @@ class SyncRunner:
         resumed: bool,
         doc_count: int,
         seconds: float,
+        write_error_samples: list[str],
     ) -> RunReport:
         return RunReport(
             index=self.index,
@@ -383,5 +251,5 @@ class SyncRunner:
             failures_file=str(self.store.failures_path)
             if self.store.failures_path.exists()
             else None,
-            write_error_samples=self._write_error_samples,
+            write_error_samples=write_error_samples,
         )

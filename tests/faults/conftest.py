@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fault_kit import LEDGER
+from fault_kit import LEDGER, FaultLedger, FaultScenario
 
+from sira_seek.backend import SearchBackend
 from sira_seek.config import NodeSettings
 from sira_seek.esplugin.local_node import LocalNode, _free_port, install_distribution
 
@@ -17,6 +18,19 @@ from sira_seek.esplugin.local_node import LocalNode, _free_port, install_distrib
 @pytest.fixture
 def fault_ledger():  # type: ignore[no-untyped-def]
     return LEDGER
+
+
+@pytest.fixture
+def fault_scenario(
+    backend: SearchBackend,
+    engine: str,
+    index_name: str,
+    wikimh_dir: Path,
+    tmp_path: Path,
+    fault_ledger: FaultLedger,
+) -> FaultScenario:
+    """A scenario on the session's node for ``engine``, with a fresh index of its own."""
+    return FaultScenario(backend, engine, index_name, wikimh_dir, tmp_path, fault_ledger)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]

@@ -8,11 +8,13 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sira_seek.backend import SearchBackend
+from sira_seek.ingest import ingest_corpus
 
 
 @dataclass
@@ -24,6 +26,11 @@ class FaultRow:
     duplicated: int
     corrupted: int
     wall_s: float
+
+    @property
+    def damage(self) -> tuple[int, int, int]:
+        """(lost, duplicated, corrupted): every scenario passes only when all three are zero."""
+        return self.lost, self.duplicated, self.corrupted
 
 
 @dataclass
@@ -69,8 +76,12 @@ def sync_cmd(
     ]  # fmt: skip
 
 
-def run_sync(cmd: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+def run_sync(
+    cmd: list[str], timeout: float = 300, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cmd, capture_output=True, text=True, env=env, timeout=timeout, check=False
+    )
 
 
 def audit(
@@ -123,3 +134,49 @@ def wait_until_sync_writes(
         assert proc is None or proc.poll() is None, "sync ended before writing"
         backend.refresh(index)
         time.sleep(0.02)
+
+
+@dataclass
+class FaultScenario:
+    """One scenario against one engine: its index, its scratch folder, the session table its
+    row goes to, and the clock its wall time is read from. Bundled so that a test spells out
+    the fault it injects, not the setup and bookkeeping every scenario shares."""
+
+    backend: SearchBackend
+    engine: str
+    index: str
+    wikimh_dir: Path
+    tmp: Path
+    ledger: FaultLedger
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.tmp / "state"
+
+    def ingest(self, n: int) -> tuple[Path, dict[str, dict[str, Any]]]:
+        """Index the first ``n`` wikimh docs; their enrichment JSONL and the docs by id."""
+        corpus, jsonl, docs = corpus_and_enrichments(self.wikimh_dir, self.tmp, n)
+        ingest_corpus(self.backend, self.index, corpus)
+        return jsonl, docs
+
+    def sync_cmd(self, jsonl: Path, *extra: str) -> list[str]:
+        return sync_cmd(self.backend, self.index, jsonl, self.state_dir, *extra)
+
+    def audit_and_record(
+        self,
+        title: str,
+        runs: int,
+        expected_source: dict[str, dict[str, Any]],
+        *,
+        max_version: int = 2,
+        allowed: set[str] | None = None,
+    ) -> FaultRow:
+        """Audit every expected document and add the scenario's row to the session table
+        before the test asserts on it, so a failing scenario still shows its numbers."""
+        checked, lost, dup, bad = audit(
+            self.backend, self.index, expected_source, max_version=max_version, allowed=allowed
+        )
+        wall_s = time.monotonic() - self.started
+        row = FaultRow(f"{title} [{self.engine}]", runs, checked, lost, dup, bad, wall_s)
+        return self.ledger.record(row)

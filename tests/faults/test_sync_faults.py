@@ -8,40 +8,21 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from fault_kit import (
-    FaultLedger,
-    FaultRow,
-    audit,
-    corpus_and_enrichments,
-    run_sync,
-    sync_cmd,
-    wait_until_sync_writes,
-)
+from fault_kit import FaultScenario, run_sync, wait_until_sync_writes
 
-from sira_seek.backend import PartialUpdate, SearchBackend
+from sira_seek.backend import PartialUpdate
 from sira_seek.esplugin.base import RestBackend
-from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration
 
 N = 300
 
 
-def test_sigkill_repeatedly_then_resume(
-    backend: SearchBackend,
-    engine: str,
-    index_name: str,
-    wikimh_dir: Path,
-    tmp_path: Path,
-    fault_ledger: FaultLedger,
-) -> None:
-    started = time.monotonic()
-    corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp_path, N)
-    ingest_corpus(backend, index_name, corpus)
-    cmd = sync_cmd(backend, index_name, jsonl, tmp_path / "state", "--page-size", "2")
+def test_sigkill_repeatedly_then_resume(fault_scenario: FaultScenario) -> None:
+    jsonl, docs = fault_scenario.ingest(N)
+    cmd = fault_scenario.sync_cmd(jsonl, "--page-size", "2")
     rng = random.Random(7)
     runs = kills = 0
     for attempt in range(12):
@@ -59,75 +40,37 @@ def test_sigkill_repeatedly_then_resume(
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=60)
             kills += 1
-    checked, lost, dup, bad = audit(backend, index_name, docs)
-    fault_ledger.record(
-        FaultRow(
-            f"sync killed (SIGKILL x{kills}) and resumed [{engine}]",
-            runs,
-            checked,
-            lost,
-            dup,
-            bad,
-            time.monotonic() - started,
-        )
-    )
-    assert kills >= 1 and (lost, dup, bad) == (0, 0, 0)
+    row = fault_scenario.audit_and_record(f"sync killed (SIGKILL x{kills}) and resumed", runs, docs)
+    assert kills >= 1 and row.damage == (0, 0, 0)
 
 
-def test_flood_stage_block_then_resume(
-    backend: SearchBackend,
-    engine: str,
-    index_name: str,
-    wikimh_dir: Path,
-    tmp_path: Path,
-    fault_ledger: FaultLedger,
-) -> None:
+def test_flood_stage_block_then_resume(fault_scenario: FaultScenario) -> None:
     """The cluster's disk-full block (read_only_allow_delete) makes the run stop with a clear
     error and write nothing half; after the block is lifted, --resume completes."""
+    backend, index_name = fault_scenario.backend, fault_scenario.index
     assert isinstance(backend, RestBackend)
-    started = time.monotonic()
-    corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp_path, N)
-    ingest_corpus(backend, index_name, corpus)
+    jsonl, docs = fault_scenario.ingest(N)
     settings = f"/{index_name}/_settings"
     backend.request("PUT", settings, body={"index.blocks.read_only_allow_delete": True})
     try:
-        blocked = run_sync(sync_cmd(backend, index_name, jsonl, tmp_path / "state"))
+        blocked = run_sync(fault_scenario.sync_cmd(jsonl))
     finally:
         backend.request("PUT", settings, body={"index.blocks.read_only_allow_delete": None})
     assert blocked.returncode != 0
     message = (blocked.stdout + blocked.stderr).lower()
     assert "block" in message or "read-only" in message or "read_only" in message, message[-800:]
     assert "traceback" not in message
-    resumed = run_sync(sync_cmd(backend, index_name, jsonl, tmp_path / "state", "--resume"))
+    resumed = run_sync(fault_scenario.sync_cmd(jsonl, "--resume"))
     assert resumed.returncode == 0, resumed.stderr[-1500:]
-    checked, lost, dup, bad = audit(backend, index_name, docs)
-    fault_ledger.record(
-        FaultRow(
-            f"sync hits a flood-stage index block [{engine}]",
-            2,
-            checked,
-            lost,
-            dup,
-            bad,
-            time.monotonic() - started,
-        )
-    )
-    assert (lost, dup, bad) == (0, 0, 0)
+    row = fault_scenario.audit_and_record("sync hits a flood-stage index block", 2, docs)
+    assert row.damage == (0, 0, 0)
 
 
-def test_another_writer_during_sync_loses_nothing(
-    backend: SearchBackend,
-    engine: str,
-    index_name: str,
-    wikimh_dir: Path,
-    tmp_path: Path,
-    fault_ledger: FaultLedger,
-) -> None:
+def test_another_writer_during_sync_loses_nothing(fault_scenario: FaultScenario) -> None:
     """A second writer edits documents while sync runs: its edits survive (no lost update) and
     a follow-up run enriches the edited texts."""
-    started = time.monotonic()
-    corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp_path, N)
-    ingest_corpus(backend, index_name, corpus)
+    backend, index_name = fault_scenario.backend, fault_scenario.index
+    jsonl, docs = fault_scenario.ingest(N)
     edited = random.Random(3).sample(sorted(docs), 25)
     expected = {i: dict(d) for i, d in docs.items()}
 
@@ -145,7 +88,7 @@ def test_another_writer_during_sync_loses_nothing(
 
     thread = threading.Thread(target=writer)
     proc = subprocess.Popen(
-        sync_cmd(backend, index_name, jsonl, tmp_path / "state", "--page-size", "5"),
+        fault_scenario.sync_cmd(jsonl, "--page-size", "5"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -153,19 +96,10 @@ def test_another_writer_during_sync_loses_nothing(
     thread.start()
     thread.join()
     assert proc.wait(timeout=300) == 0, proc.stderr.read()[-1500:] if proc.stderr else ""
-    again = run_sync(sync_cmd(backend, index_name, jsonl, tmp_path / "state"))
+    again = run_sync(fault_scenario.sync_cmd(jsonl))
     assert again.returncode == 0, again.stderr[-1500:]
     # edited docs: ingest + edit + enrichment (+ one re-enrichment if the edit came after it)
-    checked, lost, dup, bad = audit(backend, index_name, expected, max_version=4)
-    fault_ledger.record(
-        FaultRow(
-            f"another writer edits 25 docs during sync [{engine}]",
-            2,
-            checked,
-            lost,
-            dup,
-            bad,
-            time.monotonic() - started,
-        )
+    row = fault_scenario.audit_and_record(
+        "another writer edits 25 docs during sync", 2, expected, max_version=4
     )
-    assert (lost, dup, bad) == (0, 0, 0)
+    assert row.damage == (0, 0, 0)

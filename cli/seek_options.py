@@ -1,0 +1,140 @@
+"""The SEEK flags ``ask`` and ``eval qa`` share, declared once so both commands stay in step.
+
+The flags reach a command as one ``SeekChoices`` value rather than ten parameters, and it
+turns them into what every SEEK command needs: its settings, its retriever and a session.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sira_seek.seek.api import SeekSession, build_retriever, open_session
+from sira_seek.seek.retrieval import Retriever
+from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
+
+from .options import backend_from_options
+
+index_option = click.option(
+    "--index", default=None, help="Index to retrieve from (not for vanilla-llm)."
+)
+
+
+@dataclass(frozen=True)
+class SeekChoices:
+    """What the shared flags chose; ``None`` leaves a knob at its ``SeekSettings`` default."""
+
+    method: str
+    llm_spec: str | None
+    retriever: str
+    expansions: Path | None
+    variant: str
+    prompt_style: str
+    top_k: int | None
+    max_gists: int | None
+    min_gists: int | None
+    temperature: float | None
+    no_cache: bool
+
+    def settings(self) -> SeekSettings:
+        knobs = {
+            "variant": self.variant,
+            "prompt_style": self.prompt_style,
+            "top_k": self.top_k,
+            "max_gists": self.max_gists,
+            "min_gists": self.min_gists,
+            "temperature": self.temperature,
+        }
+        chosen = {k: v for k, v in knobs.items() if v is not None}
+        return SeekSettings(method=self.method, **chosen)  # type: ignore[arg-type]
+
+    def make_retriever(self, index: str | None, cluster: dict[str, Any]) -> Retriever | None:
+        """The retriever the method needs (none for closed-book answers)."""
+        if self.method == "vanilla-llm":
+            return None
+        if not index:
+            raise click.UsageError(f"--method {self.method} retrieves: give --index NAME")
+        backend = backend_from_options(cluster)
+        if not backend.index_exists(index):
+            raise click.ClickException(
+                f"index {index!r} does not exist: run `sira-seek ingest` first"
+            )
+        return build_retriever(
+            backend,
+            index,
+            self.retriever,  # type: ignore[arg-type]
+            sira_llm_spec=self.llm_spec,
+            sira_expansions=self.expansions,
+        )
+
+    def open_session(self, retriever: Retriever | None, settings: SeekSettings) -> SeekSession:
+        return open_session(
+            retriever=retriever,
+            llm_spec=self.llm_spec,
+            settings=settings,
+            use_cache=False if self.no_cache else None,
+        )
+
+
+_SEEK_FLAGS = [
+    click.option("--method", type=click.Choice(list(METHODS)), default="seek", show_default=True),
+    click.option(
+        "--llm",
+        "llm_spec",
+        default=None,
+        help="LLM spec: openai:URL#MODEL or llamacpp:gemma3-270m (default: "
+        "SIRA_SEEK_LLM_BACKEND, else the CPU model).",
+    ),
+    click.option(
+        "--retriever",
+        type=click.Choice(["bm25", "sira"]),
+        default="bm25",
+        show_default=True,
+        help="How sub-queries search the index.",
+    ),
+    click.option(
+        "--expansions",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help="Precomputed SIRA expansions JSONL (with --retriever sira).",
+    ),
+    click.option(
+        "--variant",
+        type=click.Choice(list(VARIANTS)),
+        default="sequential",
+        show_default=True,
+        help="SEEK variant (the paper's ablations).",
+    ),
+    click.option(
+        "--prompt-style",
+        type=click.Choice(["auto", "chat", "fewshot"]),
+        default="auto",
+        show_default=True,
+        help="chat for instruction models, fewshot for base models (auto: by --llm).",
+    ),
+    click.option("--top-k", type=int, default=None, help="Documents per sub-query (5)."),
+    click.option("--max-gists", type=int, default=None, help="Cap on gists (8)."),
+    click.option("--min-gists", type=int, default=None, help="Gists asked for at least (2)."),
+    click.option("--temperature", type=float, default=None, help="Sampling temperature (0.7)."),
+    click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
+]
+
+
+def seek_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--method, LLM, retriever and SEEK knobs, passed to ``func`` as ``seek: SeekChoices``."""
+    names = [f.name for f in fields(SeekChoices)]
+
+    @functools.wraps(func)
+    def with_choices(*args: Any, **kwargs: Any) -> Any:
+        seek = SeekChoices(**{name: kwargs.pop(name) for name in names})
+        return func(*args, seek=seek, **kwargs)
+
+    wrapped: Callable[..., Any] = with_choices
+    for opt in reversed(_SEEK_FLAGS):
+        wrapped = opt(wrapped)
+    return wrapped

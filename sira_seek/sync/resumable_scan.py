@@ -1,0 +1,79 @@
+"""The scan a run reads its slice with: what a resumed scan leaves out, and how a scan whose
+point in time expired starts again.
+
+Kept apart from the runner because this is the part that depends on how the engines scan
+(point in time, scroll contexts and the errors they fail with), while the runner only decides
+what to do with each page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from sira_seek.backend import SearchBackend, SearchHit
+
+from .checkpoint import Checkpoint
+from .run_report import RunCounts
+
+
+def processed_by_run_query(checkpoint: Checkpoint) -> dict[str, Any]:
+    """Documents this run already wrote (enriched or failed): left out of a resumed scan."""
+    fp = checkpoint.fingerprint
+    return {
+        "bool": {
+            "must_not": [
+                {
+                    "bool": {
+                        "filter": [
+                            {"range": {"sira_sync.enriched_at": {"gte": checkpoint.started_at}}},
+                            {"term": {"sira_sync.model": fp.model}},
+                            {"term": {"sira_sync.prompt_id": fp.prompt_id}},
+                            {"term": {"sira_sync.enrichment_version": fp.enrichment_version}},
+                        ]
+                    }
+                }
+            ]
+        }
+    }
+
+
+def point_in_time_expired(exc: BaseException) -> bool:
+    """Both engines name an expired point in time / scroll context this way."""
+    text = str(exc)
+    return "search_context_missing" in text or "No search context found" in text
+
+
+def scan_pages(
+    backend: SearchBackend,
+    index: str,
+    checkpoint: Checkpoint,
+    *,
+    fields: list[str],
+    page_size: int,
+    exclude_done: bool,
+    restartable: bool,
+    counts: RunCounts,
+) -> Generator[list[SearchHit], None, None]:
+    """Scan pages; when the point in time expires (an LLM page outlasted its keep-alive),
+    scan again leaving out what this run already wrote, as a resume does.
+
+    Only a run that writes is ``restartable``: a dry run marks nothing as done, so a second
+    scan could not leave out what the first one read. Each restart is counted in ``counts``.
+    """
+    while True:
+        query = processed_by_run_query(checkpoint) if exclude_done else None
+        progressed = False
+        try:
+            for page in backend.scan(
+                index, query=query, page_size=page_size, source=[*fields, "sira_sync"]
+            ):
+                yield page
+                progressed = True
+            return
+        except Exception as exc:
+            if not restartable or not progressed or not point_in_time_expired(exc):
+                raise
+        counts.add("scan_restarts")
+        backend.refresh(index)
+        exclude_done = True
