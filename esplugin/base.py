@@ -7,6 +7,7 @@ how to send a request with its own client and where the two APIs differ (point i
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -416,9 +417,12 @@ class RestBackend(ABC):
                 search_after = page[-1].sort
         finally:
             # Best effort: an unreachable cluster must not turn the real error into a second
-            # one, and an unclosed point in time expires by itself after keep_alive.
-            with contextlib.suppress(SiraSeekEngineError):
-                self._close_pit(pit_id)
+            # one, and an unclosed point in time expires by itself after keep_alive. A scan
+            # left unfinished until interpreter exit is not closed then: an HTTP call during
+            # shutdown can hang the process.
+            if not sys.is_finalizing():
+                with contextlib.suppress(SiraSeekEngineError):
+                    self._close_pit(pit_id)
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -236,3 +238,25 @@ def test_large_unicode_and_odd_documents(
     assert got is not None and got.source is not None and got.source["text"] == docs[1]["text"]
     hits = backend.search(index_name, {"query": {"match": {"contents": "rocket"}}}).hits
     assert [h.id for h in hits] == ["emoji"]
+
+
+def test_a_scan_left_open_at_exit_does_not_hang_the_process(
+    backend: SearchBackend, index_name: str, tmp_path: Path
+) -> None:
+    """A caller that stops mid-scan (an error, a break) must still let the process end."""
+    ingest_corpus(backend, index_name, write_corpus(tmp_path / "c.jsonl", DOCS))
+    code = (
+        "from sira_seek.config import ClusterSettings\n"
+        "from sira_seek.esplugin.registry import connect\n"
+        f"pages = connect(ClusterSettings(url={backend.info.url!r})).scan({index_name!r}, "
+        "page_size=1)\n"
+        "print(len(next(pages)))\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process hung at exit with a scan still open")
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert done.stdout.strip() == "1"
