@@ -8,6 +8,7 @@ must match the engine exactly). One node per session (``secured_opensearch`` in 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -291,7 +292,9 @@ def test_cli_with_a_wrong_password_fails_clearly_and_prints_no_secret(
 
 def test_node_cli_reuses_and_lists_the_secured_node(secured_opensearch: Secured) -> None:
     state, creds = secured_opensearch
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+    # No credentials from the environment; the node home (CI sets its own) carries over.
+    home = {k: v for k, v in os.environ.items() if k.startswith("SIRA_SEEK_NODE_")}
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", **home}
     up = _run("sira-seek", ["node", "up", "--engine", "opensearch", "--secure"], env)
     assert up.returncode == 0, up.stderr[-800:]
     assert up.stdout.strip() == state.url
