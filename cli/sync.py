@@ -34,6 +34,7 @@ from sira_seek.sync.phrase_sources import (
     LLMUnavailableError,
     PhraseSource,
 )
+from sira_seek.sync.resumable_scan import processed_by_run_query
 from sira_seek.sync.run_report import RunCounts, RunReport
 from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
 from sira_seek.sync.settings import SyncSettings
@@ -111,8 +112,10 @@ def _phrase_source(
 class _ProgressBar:
     """tqdm over scanned documents, with enriched/failed counts and LLM tokens/s."""
 
-    def __init__(self, total: int, *, disable: bool, desc: str) -> None:
-        self.bar = tqdm(total=total, unit="doc", desc=desc, disable=disable, smoothing=0.1)
+    def __init__(self, total: int, *, disable: bool, desc: str, initial: int = 0) -> None:
+        self.bar = tqdm(
+            total=total, initial=initial, unit="doc", desc=desc, disable=disable, smoothing=0.1
+        )
         self.started = time.perf_counter()
 
     def __call__(self, scanned: int, counts: RunCounts) -> None:
@@ -294,10 +297,13 @@ def _run(
             "new one (pass --resume to continue it; either way no document is done twice)",
             err=True,
         )
+    total = backend.count(index) if backend.index_exists(index) else 0
+    done = 0
+    if resume and previous is not None and not previous.finished and total:
+        # A resumed scan leaves out what the killed run wrote: start the bar there.
+        done = total - backend.count(index, processed_by_run_query(previous))
     bar = _ProgressBar(
-        backend.count(index) if backend.index_exists(index) else 0,
-        disable=no_progress,
-        desc=f"sira-sync {index} {slice_spec}",
+        total, initial=done, disable=no_progress, desc=f"sira-sync {index} {slice_spec}"
     )
     try:
         runner = SyncRunner(

@@ -229,3 +229,29 @@ def test_expunge_deletes_makes_term_statistics_exact_again(
     human = sira_sync(*args, "--expunge-deletes")  # nothing to write, nothing to merge
     assert human.returncode == 0, human.stderr
     assert "merged away 0 of 0 deleted copies" in human.stdout
+
+
+def test_a_resumed_run_shows_progress_from_where_the_killed_run_stopped(
+    backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path
+) -> None:
+    index, jsonl = small_index
+    half = tmp_path / "half.jsonl"
+    half.write_text("".join(jsonl.read_text().splitlines(keepends=True)[: N_DOCS // 2]))
+    state = tmp_path / "state"
+    same_model = ("--model-id", "gpu-batch-1")
+    first = sira_sync(*common(backend, index, half, state), *same_model)
+    assert first.returncode == 0, first.stderr
+    # What a run killed after its pages for the first half leaves behind: an open checkpoint.
+    checkpoint = state / f"{index}.slice0of1.checkpoint.json"
+    saved = json.loads(checkpoint.read_text())
+    checkpoint.write_text(json.dumps({**saved, "finished": False}))
+
+    args = [*common(backend, index, jsonl, state), *same_model]
+    args.remove("--no-progress")
+    resumed = sira_sync(*args, "--resume", "--report", str(tmp_path / "r.json"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{N_DOCS // 2}/{N_DOCS}" in resumed.stderr  # the bar starts at the killed run's end
+    assert f"{N_DOCS}/{N_DOCS}" in resumed.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["resumed"] and report["counts"]["enriched"] == N_DOCS
+    assert set(versions(backend, index).values()) == {2}  # nothing written twice
