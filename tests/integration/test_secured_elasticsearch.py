@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from secured_kit import assert_no_secret, cli_env, cluster_settings, node_fingerprint
 
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.esplugin.analysis_shim import SHIM_NAME
@@ -49,51 +50,10 @@ def secured() -> Iterator[tuple[NodeState, LocalCredentials]]:
         node.down()
 
 
-def _admin(state: NodeState, creds: LocalCredentials, **extra: object) -> ClusterSettings:
-    values: dict[str, object] = {
-        "url": state.url,
-        "username": creds.username,
-        "password": creds.password,
-        "ca_certs": creds.ca_certs,
-    }
-    values.update(extra)
-    return ClusterSettings(**values)  # type: ignore[arg-type]
-
-
-def _reader_env(state: NodeState, creds: LocalCredentials, home: Path) -> dict[str, str]:
-    """A minimal environment for the CLI as the read-only user (secrets via env, not argv)."""
-    return {
-        "SIRA_SEEK_URL": state.url,
-        "SIRA_SEEK_USERNAME": creds.reader_username,
-        "SIRA_SEEK_PASSWORD": creds.reader_password,
-        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(home),
-    }
-
-
-def _assert_no_secret(texts: str | list[str], secrets: list[str]) -> None:
-    """The secret scan: no secret (password, API key) in anything printed or written."""
-    joined = texts if isinstance(texts, str) else "\n".join(texts)
-    for secret in secrets:
-        assert secret and secret not in joined, "a secret appears in the output"
-
-
-def _fingerprint(creds: LocalCredentials) -> str:
-    node_crt = creds.ca_certs.replace("ca.crt", "node.crt")
-    out = subprocess.run(
-        ["openssl", "x509", "-in", node_crt, "-noout", "-fingerprint", "-sha256"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.split("=", 1)[1].strip()
-
-
 def test_tls_with_ca_file_and_basic_auth(secured: tuple[NodeState, LocalCredentials]) -> None:
     state, creds = secured
     assert state.url.startswith("https://")
-    backend = connect(_admin(state, creds))
+    backend = connect(cluster_settings(state, creds))
     assert backend.info.engine == "elasticsearch"
     index = f"sec-{uuid.uuid4().hex[:8]}"
     try:
@@ -106,9 +66,9 @@ def test_tls_with_ca_file_and_basic_auth(secured: tuple[NodeState, LocalCredenti
 
 def test_certificate_fingerprint_pinning(secured: tuple[NodeState, LocalCredentials]) -> None:
     state, creds = secured
-    pinned = _admin(state, creds, ca_certs=None, ssl_fingerprint=_fingerprint(creds))
+    pinned = cluster_settings(state, creds, ca_certs=None, ssl_fingerprint=node_fingerprint(creds))
     assert connect(pinned).wait_for_health("yellow", 10) in ("green", "yellow")
-    wrong = _admin(state, creds, ca_certs=None, ssl_fingerprint="AA:" * 31 + "AA")
+    wrong = cluster_settings(state, creds, ca_certs=None, ssl_fingerprint="AA:" * 31 + "AA")
     with pytest.raises(SiraSeekEngineError, match="TLS verification failed"):
         connect(wrong)
 
@@ -118,28 +78,28 @@ def test_bad_credentials_wrong_ca_wrong_host_are_clear(
 ) -> None:
     state, creds = secured
     with pytest.raises(SiraSeekEngineError, match="refused the credentials") as bad:
-        connect(_admin(state, creds, password="not-the-password-123"))
+        connect(cluster_settings(state, creds, password="not-the-password-123"))
     assert "not-the-password-123" not in str(bad.value)
     with pytest.raises(SiraSeekEngineError, match="TLS verification failed"):
-        connect(_admin(state, creds, ca_certs=None))  # system CAs do not know the private CA
+        connect(
+            cluster_settings(state, creds, ca_certs=None)
+        )  # system CAs do not know the private CA
     port = int(state.url.rsplit(":", 1)[1])
     with pytest.raises(SiraSeekEngineError, match="No search cluster answers"):
-        connect(_admin(state, creds, url=f"https://127.0.0.1:{port + 7}"))
+        connect(cluster_settings(state, creds, url=f"https://127.0.0.1:{port + 7}"))
 
 
 def test_read_only_user_can_search_but_not_write(
     secured: tuple[NodeState, LocalCredentials],
 ) -> None:
     state, creds = secured
-    admin = connect(_admin(state, creds))
+    admin = connect(cluster_settings(state, creds))
     index = f"sec-{uuid.uuid4().hex[:8]}"
     admin.ensure_corpus_index(index)
     admin.bulk_upsert(index, [{"_id": "1", "title": "Moon", "text": "lunar landing"}])
     admin.refresh(index)
     try:
-        reader = connect(
-            _admin(state, creds, username=creds.reader_username, password=creds.reader_password)
-        )
+        reader = connect(cluster_settings(state, creds, reader=True))
         hits = reader.search(index, {"query": {"match": {"contents": "lunar"}}})
         assert [h.id for h in hits.hits] == ["1"]
         stats = reader.term_statistics(index, "contents", ["lunar"])
@@ -158,7 +118,7 @@ def test_cli_never_prints_secrets(
     state, creds = secured
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"_id": "a", "title": "t", "text": "x"}) + "\n")
-    env_ro = _reader_env(state, creds, tmp_path)
+    env_ro = cli_env(state, creds, tmp_path, reader=True)
     denied = subprocess.run(
         [SIRA_SEEK, "ingest", str(corpus), "--index", "sec-denied"],
         capture_output=True,
@@ -177,21 +137,21 @@ def test_cli_never_prints_secrets(
     )
     assert wrong.returncode == 1 and "refused the credentials" in wrong.stderr
     printed = denied.stdout + denied.stderr + wrong.stdout + wrong.stderr
-    _assert_no_secret(printed, [creds.password, creds.reader_password, "Wr0ng-s3cret"])
+    assert_no_secret(printed, creds.password, creds.reader_password, "Wr0ng-s3cret")
 
 
 def test_sync_without_write_rights_refuses_clearly(
     secured: tuple[NodeState, LocalCredentials], tmp_path: Path
 ) -> None:
     state, creds = secured
-    admin = connect(_admin(state, creds))
+    admin = connect(cluster_settings(state, creds))
     index = f"sec-{uuid.uuid4().hex[:8]}"
     admin.ensure_corpus_index(index)
     admin.bulk_upsert(index, [{"_id": "1", "title": "Moon", "text": "lunar landing"}])
     admin.refresh(index)
     jsonl = tmp_path / "e.jsonl"
     jsonl.write_text(json.dumps({"_id": "1", "keywords": ["apollo"]}) + "\n")
-    env = _reader_env(state, creds, tmp_path)
+    env = cli_env(state, creds, tmp_path, reader=True)
     try:
         res = subprocess.run(
             [
@@ -225,14 +185,14 @@ def test_explain_json_reports_and_run_files_carry_no_secret(
 ) -> None:
     """Everything the read path prints or writes, scanned for the password."""
     state, creds = secured
-    admin = connect(_admin(state, creds))
+    admin = connect(cluster_settings(state, creds))
     index = f"sec-{uuid.uuid4().hex[:8]}"
     admin.ensure_corpus_index(index)
     admin.bulk_upsert(index, [{"_id": "q1doc", "title": "Moon", "text": "lunar landing"}])
     admin.refresh(index)
     (tmp_path / "q.jsonl").write_text(json.dumps({"_id": "q1", "text": "lunar"}) + "\n")
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tq1doc\t1\n")
-    env = _reader_env(state, creds, tmp_path)
+    env = cli_env(state, creds, tmp_path, reader=True)
     run = str(tmp_path / "run.json")
     commands = [
         ["search", "lunar", "--index", index, "--explain"],
@@ -269,7 +229,7 @@ def test_explain_json_reports_and_run_files_carry_no_secret(
             assert "Traceback" not in res.stderr, (args, res.stderr[-800:])
         written = Path(run).read_text() + (tmp_path / "r.html").read_text()
         assert "GET " in printed and "q1doc" in printed  # the commands really ran
-        _assert_no_secret([printed, written], [creds.password, creds.reader_password])
+        assert_no_secret([printed, written], creds.password, creds.reader_password)
     finally:
         admin.delete_index(index)
 
@@ -296,7 +256,7 @@ READ_ONLY_KEY_ROLE = {
 
 
 def _admin_es(state: NodeState, creds: LocalCredentials) -> ElasticsearchBackend:
-    backend = connect(_admin(state, creds))
+    backend = connect(cluster_settings(state, creds))
     assert isinstance(backend, ElasticsearchBackend)
     return backend
 
@@ -439,7 +399,7 @@ def test_cli_with_full_access_api_key_over_https(
         doc = admin.get(index, "1")
         assert doc is not None and doc.source is not None and "sira_enrichment" in doc.source
         printed = [r.stdout + r.stderr for r in (ingest, search, sync)]
-        _assert_no_secret(printed, key.secrets + [creds.password])
+        assert_no_secret(printed, *key.secrets, creds.password)
     finally:
         admin.delete_index(index)
 
@@ -525,7 +485,7 @@ def test_read_only_api_key_searches_and_reads_df_but_writes_nothing(
 
         runs = (search, explain, evaluation, ingest, new_index, sync)
         printed = [r.stdout + r.stderr for r in runs]
-        _assert_no_secret(printed + [run_file.read_text()], key.secrets + [creds.password])
+        assert_no_secret(printed + [run_file.read_text()], *key.secrets, creds.password)
     finally:
         admin.delete_index(index)
         admin.delete_index(outside)
@@ -556,4 +516,4 @@ def test_wrong_and_invalidated_api_keys_are_refused_clearly(
     with pytest.raises(SiraSeekEngineError, match="refused the credentials") as err:
         connect(ClusterSettings(url=state.url, api_key=key.encoded, ca_certs=creds.ca_certs))
     printed = [r.stdout + r.stderr for r in (works, bad, gone)] + [str(err.value)]
-    _assert_no_secret(printed, key.secrets + [wrong, "not-the-key-0123456789"])
+    assert_no_secret(printed, *key.secrets, wrong, "not-the-key-0123456789")

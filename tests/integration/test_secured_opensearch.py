@@ -10,14 +10,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from secured_kit import (
+    assert_no_secret,
+    cli_env,
+    cluster_settings,
+    node_fingerprint,
+    run_installed,
+)
 
-from sira_seek.config import ClusterSettings
 from sira_seek.esplugin.errors import SiraSeekEngineError
 from sira_seek.esplugin.local_node import NodeState
 from sira_seek.esplugin.local_security import LocalCredentials
@@ -26,64 +31,14 @@ from sira_seek.esplugin.registry import connect
 
 pytestmark = pytest.mark.integration
 
-BIN = Path(sys.executable).parent
 Secured = tuple[NodeState, LocalCredentials]
-
-
-def _settings(state: NodeState, creds: LocalCredentials, **extra: object) -> ClusterSettings:
-    values: dict[str, object] = {
-        "url": state.url,
-        "username": creds.username,
-        "password": creds.password,
-        "ca_certs": creds.ca_certs,
-    }
-    values.update(extra)
-    return ClusterSettings(**values)  # type: ignore[arg-type]
-
-
-def _reader(state: NodeState, creds: LocalCredentials) -> ClusterSettings:
-    return _settings(state, creds, username=creds.reader_username, password=creds.reader_password)
-
-
-def _env(state: NodeState, creds: LocalCredentials, home: Path, *, admin: bool) -> dict[str, str]:
-    """A minimal environment for the CLI (secrets via the environment, never argv)."""
-    return {
-        "SIRA_SEEK_URL": state.url,
-        "SIRA_SEEK_USERNAME": creds.username if admin else creds.reader_username,
-        "SIRA_SEEK_PASSWORD": creds.password if admin else creds.reader_password,
-        "SIRA_SEEK_CA_CERTS": creds.ca_certs,
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(home),
-    }
-
-
-def _run(exe: str, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / exe), *args], capture_output=True, text=True, env=env, check=False, timeout=180
-    )
-
-
-def _assert_no_secret(printed: str, *secrets: str) -> None:
-    for secret in secrets:
-        assert secret and secret not in printed, "a password was printed"
-
-
-def _fingerprint(creds: LocalCredentials) -> str:
-    node_crt = str(Path(creds.ca_certs).with_name("node.crt"))
-    out = subprocess.run(
-        ["openssl", "x509", "-in", node_crt, "-noout", "-fingerprint", "-sha256"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.split("=", 1)[1].strip()
 
 
 @pytest.fixture
 def corpus_index(secured_opensearch: Secured) -> Iterator[str]:
     """A unique index holding two documents, written by the admin user."""
     state, creds = secured_opensearch
-    admin = connect(_settings(state, creds))
+    admin = connect(cluster_settings(state, creds))
     index = f"sec-os-{uuid.uuid4().hex[:10]}"
     admin.ensure_corpus_index(index)
     docs = [
@@ -102,7 +57,7 @@ def test_node_runs_the_security_plugin_over_https(secured_opensearch: Secured) -
     assert Path(state.node_dir).name == "opensearch-2.19.4-secure"
     cred_file = Path(state.node_dir) / "credentials.json"
     assert cred_file.stat().st_mode & 0o077 == 0  # readable by its owner only
-    backend = connect(_settings(state, creds))
+    backend = connect(cluster_settings(state, creds))
     assert (backend.info.engine, backend.info.version) == ("opensearch", "2.19.4")
     whoami = backend.request("GET", "/_plugins/_security/authinfo")
     assert whoami["user_name"] == creds.username and "all_access" in whoami["roles"]
@@ -111,14 +66,14 @@ def test_node_runs_the_security_plugin_over_https(secured_opensearch: Secured) -
     assert "analysis-common" in backend.capabilities().modules
     # plain HTTP is refused on the TLS port
     with pytest.raises(SiraSeekEngineError):
-        connect(_settings(state, creds, url=state.url.replace("https://", "http://")))
+        connect(cluster_settings(state, creds, url=state.url.replace("https://", "http://")))
 
 
 def test_tls_with_ca_file_and_basic_auth_writes_and_reads(
     secured_opensearch: Secured, corpus_index: str
 ) -> None:
     state, creds = secured_opensearch
-    admin = connect(_settings(state, creds))
+    admin = connect(cluster_settings(state, creds))
     assert admin.count(corpus_index) == 2
     hits = admin.search(corpus_index, {"query": {"match": {"contents": "lunar"}}})
     assert [h.id for h in hits.hits] == ["1"]
@@ -127,7 +82,7 @@ def test_tls_with_ca_file_and_basic_auth_writes_and_reads(
 def test_certificate_fingerprint_pinning(secured_opensearch: Secured, corpus_index: str) -> None:
     """opensearch-py accepts a pin (chain check replaced by the pin); a wrong pin is refused."""
     state, creds = secured_opensearch
-    pinned = _settings(state, creds, ca_certs=None, ssl_fingerprint=_fingerprint(creds))
+    pinned = cluster_settings(state, creds, ca_certs=None, ssl_fingerprint=node_fingerprint(creds))
     backend = connect(pinned)
     assert backend.wait_for_health("yellow", 10) in ("green", "yellow")
     assert [h.id for h in backend.search(corpus_index, {"query": {"match_all": {}}}).hits]
@@ -144,12 +99,14 @@ def test_bad_password_wrong_ca_wrong_host_are_clear(
 ) -> None:
     state, creds = secured_opensearch
     with pytest.raises(SiraSeekEngineError, match="refused the credentials") as bad:
-        connect(_settings(state, creds, password="not-the-password-123"))
+        connect(cluster_settings(state, creds, password="not-the-password-123"))
     assert "not-the-password-123" not in str(bad.value)
     with pytest.raises(SiraSeekEngineError, match="refused the credentials"):
-        connect(_settings(state, creds, username="nobody"))
+        connect(cluster_settings(state, creds, username="nobody"))
     with pytest.raises(SiraSeekEngineError, match="TLS verification failed"):
-        connect(_settings(state, creds, ca_certs=None))  # system CAs do not know the private CA
+        connect(
+            cluster_settings(state, creds, ca_certs=None)
+        )  # system CAs do not know the private CA
     other_ca = tmp_path / "other-ca.crt"  # a CA, but not the one that signed the node
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "/dev/null",
@@ -157,23 +114,23 @@ def test_bad_password_wrong_ca_wrong_host_are_clear(
         check=True, capture_output=True,
     )  # fmt: skip
     with pytest.raises(SiraSeekEngineError, match="TLS verification failed"):
-        connect(_settings(state, creds, ca_certs=str(other_ca)))
+        connect(cluster_settings(state, creds, ca_certs=str(other_ca)))
     port = int(state.url.rsplit(":", 1)[1])
     # the node's own address under a name its certificate does not carry
     with pytest.raises(SiraSeekEngineError, match="TLS verification failed"):
-        connect(_settings(state, creds, url=f"https://[::ffff:127.0.0.1]:{port}"))
+        connect(cluster_settings(state, creds, url=f"https://[::ffff:127.0.0.1]:{port}"))
     with pytest.raises(SiraSeekEngineError, match="No search cluster answers"):
-        connect(_settings(state, creds, url=f"https://127.0.0.1:{port + 7}"))
+        connect(cluster_settings(state, creds, url=f"https://127.0.0.1:{port + 7}"))
     with pytest.raises(SiraSeekEngineError, match="No search cluster answers"):
-        connect(_settings(state, creds, url=f"https://no-such-host.invalid:{port}"))
+        connect(cluster_settings(state, creds, url=f"https://no-such-host.invalid:{port}"))
 
 
 def test_read_only_user_searches_and_reads_df_but_cannot_write(
     secured_opensearch: Secured, corpus_index: str
 ) -> None:
     state, creds = secured_opensearch
-    admin = connect(_settings(state, creds))
-    reader = connect(_reader(state, creds))
+    admin = connect(cluster_settings(state, creds))
+    reader = connect(cluster_settings(state, creds, reader=True))
     hits = reader.search(corpus_index, {"query": {"match": {"contents": "lunar"}}})
     assert [h.id for h in hits.hits] == ["1"]
     stats = reader.term_statistics(corpus_index, "contents", ["moon"])  # _mtermvectors
@@ -207,15 +164,15 @@ def test_cli_as_admin_ingests_searches_and_syncs(
     )
     enrich = tmp_path / "e.jsonl"
     enrich.write_text(json.dumps({"_id": "b", "keywords": ["moon gravity"]}) + "\n")
-    env = _env(state, creds, tmp_path, admin=True)
-    admin = connect(_settings(state, creds))
+    env = cli_env(state, creds, tmp_path, reader=False)
+    admin = connect(cluster_settings(state, creds))
     try:
-        ingest = _run("sira-seek", ["ingest", str(corpus), "--index", index], env)
+        ingest = run_installed("sira-seek", ["ingest", str(corpus), "--index", index], env)
         assert ingest.returncode == 0, ingest.stderr[-800:]
-        search = _run("sira-seek", ["search", "lunar", "--index", index, "--json"], env)
+        search = run_installed("sira-seek", ["search", "lunar", "--index", index, "--json"], env)
         assert search.returncode == 0, search.stderr[-800:]
         assert '"a"' in search.stdout and '"b"' not in search.stdout
-        sync = _run(
+        sync = run_installed(
             "sira-sync",
             ["run", "--index", index, "--from-jsonl", str(enrich)]
             + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
@@ -225,10 +182,10 @@ def test_cli_as_admin_ingests_searches_and_syncs(
         doc = admin.get(index, "b")
         assert doc is not None and doc.source is not None
         assert "moon gravity" in json.dumps(doc.source.get("sira_enrichment"))
-        after = _run("sira-seek", ["search", "gravity", "--index", index, "--json"], env)
+        after = run_installed("sira-seek", ["search", "gravity", "--index", index, "--json"], env)
         assert after.returncode == 0 and '"b"' in after.stdout, after.stderr[-800:]
         printed = "".join(r.stdout + r.stderr for r in (ingest, search, sync, after))
-        _assert_no_secret(printed, creds.password, creds.reader_password)
+        assert_no_secret(printed, creds.password, creds.reader_password)
     finally:
         admin.delete_index(index)
 
@@ -237,8 +194,8 @@ def test_cli_as_reader_searches_but_ingest_and_sync_are_refused(
     secured_opensearch: Secured, corpus_index: str, tmp_path: Path
 ) -> None:
     state, creds = secured_opensearch
-    admin = connect(_settings(state, creds))
-    env = _env(state, creds, tmp_path, admin=False)
+    admin = connect(cluster_settings(state, creds))
+    env = cli_env(state, creds, tmp_path, reader=True)
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"_id": "9", "title": "t", "text": "written"}) + "\n")
     enrich = tmp_path / "e.jsonl"
@@ -246,11 +203,13 @@ def test_cli_as_reader_searches_but_ingest_and_sync_are_refused(
     new_index = f"{corpus_index}-denied"
     before = admin.count(corpus_index)
 
-    search = _run("sira-seek", ["search", "lunar", "--index", corpus_index, "--explain"], env)
+    search = run_installed(
+        "sira-seek", ["search", "lunar", "--index", corpus_index, "--explain"], env
+    )
     assert search.returncode == 0 and "GET " in search.stdout, search.stderr[-800:]
-    denied_new = _run("sira-seek", ["ingest", str(corpus), "--index", new_index], env)
-    denied_old = _run("sira-seek", ["ingest", str(corpus), "--index", corpus_index], env)
-    sync = _run(
+    denied_new = run_installed("sira-seek", ["ingest", str(corpus), "--index", new_index], env)
+    denied_old = run_installed("sira-seek", ["ingest", str(corpus), "--index", corpus_index], env)
+    sync = run_installed(
         "sira-sync",
         ["run", "--index", corpus_index, "--from-jsonl", str(enrich)]
         + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
@@ -267,25 +226,25 @@ def test_cli_as_reader_searches_but_ingest_and_sync_are_refused(
     doc = admin.get(corpus_index, "1")
     assert doc is not None and doc.source is not None and "sira_enrichment" not in doc.source
     printed = "".join(r.stdout + r.stderr for r in (search, denied_new, denied_old, sync))
-    _assert_no_secret(printed, creds.password, creds.reader_password)
+    assert_no_secret(printed, creds.password, creds.reader_password)
 
 
 def test_cli_with_a_wrong_password_fails_clearly_and_prints_no_secret(
     secured_opensearch: Secured, corpus_index: str, tmp_path: Path
 ) -> None:
     state, creds = secured_opensearch
-    env = {**_env(state, creds, tmp_path, admin=True), "SIRA_SEEK_PASSWORD": "Wr0ng-s3cret-os"}
-    res = _run("sira-seek", ["search", "lunar", "--index", corpus_index], env)
+    env = {**cli_env(state, creds, tmp_path, reader=False), "SIRA_SEEK_PASSWORD": "Wr0ng-s3cret-os"}
+    res = run_installed("sira-seek", ["search", "lunar", "--index", corpus_index], env)
     assert res.returncode == 1 and "refused the credentials" in res.stderr
     assert "Traceback" not in res.stderr
-    flag = _run(
+    flag = run_installed(
         "sira-seek",
         ["search", "lunar", "--index", corpus_index, "--password", "Wr0ng-s3cret-flag"],
-        _env(state, creds, tmp_path, admin=False),
+        cli_env(state, creds, tmp_path, reader=True),
     )
     assert flag.returncode == 1 and "refused the credentials" in flag.stderr
     printed = res.stdout + res.stderr + flag.stdout + flag.stderr
-    _assert_no_secret(
+    assert_no_secret(
         printed, creds.password, creds.reader_password, "Wr0ng-s3cret-os", "Wr0ng-s3cret-flag"
     )
 
@@ -295,10 +254,10 @@ def test_node_cli_reuses_and_lists_the_secured_node(secured_opensearch: Secured)
     # No credentials from the environment; the node home (CI sets its own) carries over.
     home = {k: v for k, v in os.environ.items() if k.startswith("SIRA_SEEK_NODE_")}
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", **home}
-    up = _run("sira-seek", ["node", "up", "--engine", "opensearch", "--secure"], env)
+    up = run_installed("sira-seek", ["node", "up", "--engine", "opensearch", "--secure"], env)
     assert up.returncode == 0, up.stderr[-800:]
     assert up.stdout.strip() == state.url
     assert creds.ca_certs in up.stderr and "credentials.json" in up.stderr
-    status = _run("sira-seek", ["node", "status"], env)
+    status = run_installed("sira-seek", ["node", "status"], env)
     assert f"opensearch 2.19.4 {state.url}" in status.stdout
-    _assert_no_secret(up.stdout + up.stderr + status.stdout, creds.password, creds.reader_password)
+    assert_no_secret(up.stdout + up.stderr + status.stdout, creds.password, creds.reader_password)
