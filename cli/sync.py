@@ -300,7 +300,9 @@ def _run(
     total = backend.count(index) if backend.index_exists(index) else 0
     done = 0
     if resume and previous is not None and not previous.finished and total:
-        # A resumed scan leaves out what the killed run wrote: start the bar there.
+        # A resumed scan leaves out what the killed run wrote: start the bar there (its last
+        # writes may not be refreshed yet).
+        backend.refresh(index)
         done = total - backend.count(index, processed_by_run_query(previous))
     bar = _ProgressBar(
         total, initial=done, disable=no_progress, desc=f"sira-sync {index} {slice_spec}"

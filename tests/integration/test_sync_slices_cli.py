@@ -194,12 +194,18 @@ def test_migrate_copies_and_swaps_the_alias_then_sync_works(
         backend.delete_index(target)
 
 
+def first_half(jsonl: Path, tmp_path: Path) -> Path:
+    """The records of the first half of the documents: one batch job's first output file."""
+    half = tmp_path / "half.jsonl"
+    half.write_text("".join(jsonl.read_text().splitlines(keepends=True)[: N_DOCS // 2]))
+    return half
+
+
 def test_expunge_deletes_makes_term_statistics_exact_again(
     backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path
 ) -> None:
     index, jsonl = small_index
-    half = tmp_path / "half.jsonl"
-    half.write_text("".join(jsonl.read_text().splitlines(keepends=True)[: N_DOCS // 2]))
+    half = first_half(jsonl, tmp_path)
 
     def film_df() -> tuple[int, int]:
         stats = backend.term_statistics(index, "contents", ["film"])
@@ -235,8 +241,7 @@ def test_a_resumed_run_shows_progress_from_where_the_killed_run_stopped(
     backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path
 ) -> None:
     index, jsonl = small_index
-    half = tmp_path / "half.jsonl"
-    half.write_text("".join(jsonl.read_text().splitlines(keepends=True)[: N_DOCS // 2]))
+    half = first_half(jsonl, tmp_path)
     state = tmp_path / "state"
     same_model = ("--model-id", "gpu-batch-1")
     first = sira_sync(*common(backend, index, half, state), *same_model)
