@@ -119,6 +119,8 @@ class SyncRunner:
                 if self.on_page:
                     self.on_page(len(page), self.counts)
         if not self.dry_run:
+            # What the command reports as written is searchable when it returns.
+            self.backend.refresh(self.index)
             checkpoint.finished = True
             checkpoint.counts = self.counts.model_dump()
             self.store.save(checkpoint)
