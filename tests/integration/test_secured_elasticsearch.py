@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from secured_kit import assert_no_secret, cli_env, cluster_settings, node_fingerprint
+from secured_kit import (
+    assert_no_secret,
+    cli_env,
+    cluster_settings,
+    node_fingerprint,
+    run_installed,
+)
 
+from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.esplugin.analysis_shim import SHIM_NAME
 from sira_seek.esplugin.elasticsearch_backend import ElasticsearchBackend
@@ -140,35 +147,30 @@ def test_cli_never_prints_secrets(
     assert_no_secret(printed, creds.password, creds.reader_password, "Wr0ng-s3cret")
 
 
+def _moon_index(admin: SearchBackend, doc_id: str) -> str:
+    """A unique index holding one document, written by the admin."""
+    index = f"sec-{uuid.uuid4().hex[:8]}"
+    admin.ensure_corpus_index(index)
+    admin.bulk_upsert(index, [{"_id": doc_id, "title": "Moon", "text": "lunar landing"}])
+    admin.refresh(index)
+    return index
+
+
 def test_sync_without_write_rights_refuses_clearly(
     secured: tuple[NodeState, LocalCredentials], tmp_path: Path
 ) -> None:
     state, creds = secured
     admin = connect(cluster_settings(state, creds))
-    index = f"sec-{uuid.uuid4().hex[:8]}"
-    admin.ensure_corpus_index(index)
-    admin.bulk_upsert(index, [{"_id": "1", "title": "Moon", "text": "lunar landing"}])
-    admin.refresh(index)
+    index = _moon_index(admin, "1")
     jsonl = tmp_path / "e.jsonl"
     jsonl.write_text(json.dumps({"_id": "1", "keywords": ["apollo"]}) + "\n")
     env = cli_env(state, creds, tmp_path, reader=True)
     try:
-        res = subprocess.run(
-            [
-                str(Path(sys.executable).parent / "sira-sync"),
-                "--index",
-                index,
-                "--from-jsonl",
-                str(jsonl),
-                "--state-dir",
-                str(tmp_path / "s"),
-                "--no-progress",
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-            timeout=120,
+        res = run_installed(
+            "sira-sync",
+            ["--index", index, "--from-jsonl", str(jsonl)]
+            + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
+            env,
         )
         assert res.returncode != 0
         printed = res.stdout + res.stderr
@@ -186,10 +188,7 @@ def test_explain_json_reports_and_run_files_carry_no_secret(
     """Everything the read path prints or writes, scanned for the password."""
     state, creds = secured
     admin = connect(cluster_settings(state, creds))
-    index = f"sec-{uuid.uuid4().hex[:8]}"
-    admin.ensure_corpus_index(index)
-    admin.bulk_upsert(index, [{"_id": "q1doc", "title": "Moon", "text": "lunar landing"}])
-    admin.refresh(index)
+    index = _moon_index(admin, "q1doc")
     (tmp_path / "q.jsonl").write_text(json.dumps({"_id": "q1", "text": "lunar"}) + "\n")
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tq1doc\t1\n")
     env = cli_env(state, creds, tmp_path, reader=True)
