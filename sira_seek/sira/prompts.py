@@ -85,8 +85,11 @@ _EXAMPLES: dict[str, tuple[tuple[str, list[str]], ...]] = {
 }
 
 
-def enrichment_schema(*, categories: bool = False, max_phrases: int = 10) -> dict[str, Any]:
-    """JSON schema for the answer; bounded lengths let constrained decoding always close it."""
+def keywords_schema(
+    *, max_phrases: int, max_categories: int = 0, category_max_length: int = 80
+) -> dict[str, Any]:
+    """JSON schema for a keywords (+ categories) answer, query side and document side alike;
+    bounded lengths let constrained decoding always close it."""
     props: dict[str, Any] = {
         "keywords": {
             "type": "array",
@@ -95,11 +98,11 @@ def enrichment_schema(*, categories: bool = False, max_phrases: int = 10) -> dic
             "maxItems": max_phrases,
         }
     }
-    if categories:
+    if max_categories:
         props["categories"] = {
             "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 80},
-            "maxItems": 5,
+            "items": {"type": "string", "minLength": 1, "maxLength": category_max_length},
+            "maxItems": max_categories,
         }
     return {
         "type": "object",
@@ -107,6 +110,11 @@ def enrichment_schema(*, categories: bool = False, max_phrases: int = 10) -> dic
         "required": ["keywords"],
         "additionalProperties": False,
     }
+
+
+def enrichment_schema(*, categories: bool = False, max_phrases: int = 10) -> dict[str, Any]:
+    """The query-side answer: keywords, and up to 5 categories when asked for."""
+    return keywords_schema(max_phrases=max_phrases, max_categories=5 if categories else 0)
 
 
 def instructions(task: Task, *, categories: bool = False) -> str:

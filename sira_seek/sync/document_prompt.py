@@ -14,6 +14,7 @@ import json
 from typing import Any, Literal
 
 from sira_seek.llm.request import ChatMessage, LLMRequest
+from sira_seek.sira.prompts import keywords_schema
 
 PromptStyle = Literal["chat", "completion"]
 PROMPT_VERSION = "sira-doc-v1"
@@ -67,27 +68,10 @@ def prompt_id(style: PromptStyle, *, categories: bool = False, text_budget: int 
 
 
 def document_schema(*, max_phrases: int = 10, max_categories: int = 0) -> dict[str, Any]:
-    """JSON schema for the answer; bounded lengths let constrained decoding always close it."""
-    props: dict[str, Any] = {
-        "keywords": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 60},
-            "minItems": 1,
-            "maxItems": max_phrases,
-        }
-    }
-    if max_categories:
-        props["categories"] = {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 60},
-            "maxItems": max_categories,
-        }
-    return {
-        "type": "object",
-        "properties": props,
-        "required": ["keywords"],
-        "additionalProperties": False,
-    }
+    """The document-side answer (categories up to 60 characters)."""
+    return keywords_schema(
+        max_phrases=max_phrases, max_categories=max_categories, category_max_length=60
+    )
 
 
 def _instructions(max_phrases: int, max_categories: int) -> str:
