@@ -20,9 +20,12 @@ from sira_seek.backend import (
     Capabilities,
     ClusterInfo,
     FieldStatistics,
+    LiveDocFrequencies,
     PartialUpdate,
+    ScanContextLostError,
     SearchHit,
     SearchResult,
+    TermCount,
     TermStatistic,
     TextTermStatistics,
 )
@@ -32,6 +35,26 @@ from .errors import SiraSeekEngineError
 from .index_layout import corpus_index_body
 
 BULK_CHUNK = 500
+# Scores from index-wide term statistics: a ranking must not depend on the shard layout. On a
+# one-shard index both engines skip the extra DFS phase, so it costs nothing there.
+GLOBAL_STATS = "dfs_query_then_fetch"
+# Filters per counting search: far below both engines' bucket limit (search.max_buckets).
+FILTERS_PER_SEARCH = 2000
+_CONTEXT_LOST = ("search_context_missing", "No search context found", "SearchContextMissing")
+
+
+def _with_global_stats(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = dict(params or {})
+    out.setdefault("search_type", GLOBAL_STATS)
+    return out
+
+
+def _set_path(doc: dict[str, Any], path: str, value: Any) -> None:
+    *parents, leaf = path.split(".")
+    node = doc
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = value
 
 
 def _hit(raw: Mapping[str, Any]) -> SearchHit:
@@ -305,7 +328,9 @@ class RestBackend(ABC):
     def search(
         self, index: str, body: Mapping[str, Any], params: Mapping[str, Any] | None = None
     ) -> SearchResult:
-        raw = self.request("POST", f"/{quote(index)}/_search", params=params, body=dict(body))
+        raw = self.request(
+            "POST", f"/{quote(index)}/_search", params=_with_global_stats(params), body=dict(body)
+        )
         return _result(raw)
 
     def msearch(
@@ -317,7 +342,7 @@ class RestBackend(ABC):
         lines: list[dict[str, Any]] = []
         for body in bodies:
             lines += [{"index": index}, dict(body)]
-        raw = self._msearch(lines, params)
+        raw = self._msearch(lines, _with_global_stats(params))
         return [_result(r) for r in raw.get("responses", [])]
 
     @abstractmethod
@@ -379,6 +404,132 @@ class RestBackend(ABC):
             )
         return out
 
+    def analyze_terms(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> list[dict[str, list[str]]]:
+        """Each text as an artificial document of ``_mtermvectors`` without statistics: the
+        field's own analyzer (stemming, stopwords, shingles) in one round trip, no stats cost.
+        A subfield (``text.shingles``) is analysed from its parent's value."""
+        if not texts or not fields:
+            return [{f: [] for f in fields} for _ in texts]
+        docs = []
+        for text in texts:
+            doc: dict[str, Any] = {}
+            for field in fields:
+                _set_path(doc, SUBFIELD_PARENT.get(field, field), text)
+            docs.append(
+                {
+                    "doc": doc,
+                    "fields": list(fields),
+                    "term_statistics": False,
+                    "field_statistics": False,
+                    "positions": False,
+                    "offsets": False,
+                    "payloads": False,
+                }
+            )
+        raw = self.request("POST", f"/{quote(index)}/_mtermvectors", body={"docs": docs})
+        out: list[dict[str, list[str]]] = []
+        for doc in raw.get("docs", []):
+            if "error" in doc:
+                raise SiraSeekEngineError(f"analysis failed: {_reason(doc['error'])}")
+            vectors = doc.get("term_vectors", {})
+            out.append({f: list(vectors.get(f, {}).get("terms", {})) for f in fields})
+        if len(out) != len(texts):
+            raise SiraSeekEngineError(
+                f"analysis answered {len(out)} documents for {len(texts)} texts"
+            )
+        return out
+
+    def live_doc_freqs(
+        self, index: str, terms: Sequence[tuple[str, str]]
+    ) -> LiveDocFrequencies:
+        """A size-0 search whose ``filters`` aggregation counts each term's live documents on
+        every shard, and whose exact total is |C|. Refuses partial answers: a count missing a
+        shard would silently make a common phrase look rare."""
+        ordered = list(dict.fromkeys((str(f), str(t)) for f, t in terms))
+        counts: list[TermCount] = []
+        doc_count = 0
+        chunks = [
+            ordered[i : i + FILTERS_PER_SEARCH]
+            for i in range(0, len(ordered), FILTERS_PER_SEARCH)
+        ] or [[]]
+        for n, chunk in enumerate(chunks):
+            body: dict[str, Any] = {"size": 0, "track_total_hits": n == 0}
+            if chunk:
+                filters = {f"t{i}": {"term": {f: t}} for i, (f, t) in enumerate(chunk)}
+                body["aggs"] = {"df": {"filters": {"filters": filters}}}
+            raw = self.request(
+                "POST",
+                f"/{quote(index)}/_search",
+                params={"allow_partial_search_results": "false"},
+                body=body,
+            )
+            shards = raw.get("_shards", {})
+            if shards.get("failed"):
+                raise SiraSeekEngineError(
+                    f"counting terms in {index} reached {shards.get('successful')} of "
+                    f"{shards.get('total')} shards; exact document frequencies need them all"
+                )
+            if n == 0:
+                doc_count = _result(raw).total
+            buckets = raw.get("aggregations", {}).get("df", {}).get("buckets", {})
+            counts += [
+                TermCount(
+                    field=f, term=t, doc_freq=int(buckets.get(f"t{i}", {}).get("doc_count", 0))
+                )
+                for i, (f, t) in enumerate(chunk)
+            ]
+        return LiveDocFrequencies(doc_count=doc_count, counts=counts)
+
+    def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
+        raw = self.request("GET", f"/{quote(index)}/_settings")
+        return {name: dict(body.get("settings", {}).get("index", {})) for name, body in raw.items()}
+
+    def aliases(self, name: str) -> dict[str, list[str]]:
+        raw = self.request("GET", f"/{quote(name)}/_alias", ignore=(404,))
+        if not raw or "error" in raw or raw.get("status") == 404:
+            return {}
+        return {index: sorted(body.get("aliases", {})) for index, body in raw.items()}
+
+    def update_aliases(self, actions: Sequence[Mapping[str, Any]]) -> None:
+        self.request("POST", "/_aliases", body={"actions": [dict(a) for a in actions]})
+
+    def explain(
+        self, index: str, doc_id: str, query: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """A search restricted to the document with ``explain``: the same global statistics as
+        ``search`` (``_explain`` would use one shard's and disagree on a multi-shard index)."""
+        body = {
+            "size": 1,
+            "explain": True,
+            "_source": False,
+            "query": {"bool": {"must": [dict(query)], "filter": [{"ids": {"values": [doc_id]}}]}},
+        }
+        raw = self.request(
+            "POST", f"/{quote(index)}/_search", params=_with_global_stats(None), body=body
+        )
+        hits = raw.get("hits", {}).get("hits", [])
+        return dict(hits[0].get("_explanation") or {}) if hits else None
+
+    def _scan_page(self, body: Mapping[str, Any]) -> Any:
+        """One point-in-time page; a lost context or a missing shard is ``ScanContextLostError``
+        (a partial page would silently skip documents)."""
+        try:
+            raw = self.request("POST", "/_search", body=dict(body))
+        except SiraSeekEngineError as exc:
+            if any(marker in str(exc) for marker in _CONTEXT_LOST):
+                raise ScanContextLostError(f"the point in time was lost: {exc}") from None
+            raise
+        shards = raw.get("_shards", {})
+        if shards.get("failed"):
+            failures = shards.get("failures") or [{}]
+            raise ScanContextLostError(
+                f"a scan page reached {shards.get('successful')} of {shards.get('total')} "
+                f"shards ({_reason(failures[0].get('reason', 'unknown'))})"
+            )
+        return raw
+
     def scan(
         self,
         index: str,
@@ -408,7 +559,7 @@ class RestBackend(ABC):
                     body["slice"] = {"id": slice_id or 0, "max": max_slices}
                 if search_after is not None:
                     body["search_after"] = search_after
-                raw = self.request("POST", "/_search", body=body)
+                raw = self._scan_page(body)
                 pit_id = raw.get("pit_id", pit_id)
                 page = [_hit(h) for h in raw.get("hits", {}).get("hits", [])]
                 if not page:

@@ -77,6 +77,40 @@ class TextTermStatistics(BaseModel):
     field_statistics: FieldStatistics | None = None
 
 
+class TermCount(BaseModel):
+    """How many live documents hold one analysed term in one field."""
+
+    field: str
+    term: str
+    doc_freq: int
+
+
+class LiveDocFrequencies(BaseModel):
+    """Exact document frequencies over LIVE documents of the whole index (every shard).
+
+    Unlike Lucene term statistics these do not depend on the shard layout and never count
+    deleted copies left behind by updates: the same corpus gives the same numbers on one shard
+    or on twenty, before or after a merge.
+    """
+
+    doc_count: int = Field(description="Live documents in the index: |C|.")
+    counts: list[TermCount] = Field(default_factory=list)
+
+    def get(self, field: str, term: str) -> int:
+        for c in self.counts:
+            if c.field == field and c.term == term:
+                return c.doc_freq
+        return 0
+
+    def as_dict(self) -> dict[tuple[str, str], int]:
+        return {(c.field, c.term): c.doc_freq for c in self.counts}
+
+
+class ScanContextLostError(RuntimeError):
+    """A point-in-time scan cannot go on: its context expired (a page outlasted the keep-alive)
+    or the node holding part of it left the cluster. Starting a new scan is safe."""
+
+
 class PartialUpdate(BaseModel):
     """A bulk partial ``update``; ``seq_no``/``primary_term`` guard against lost updates."""
 
@@ -149,18 +183,64 @@ class SearchBackend(Protocol):
 
     def search(
         self, index: str, body: Mapping[str, Any], params: Mapping[str, Any] | None = None
-    ) -> SearchResult: ...
+    ) -> SearchResult:
+        """Run one search. Scores use index-wide term statistics (``search_type`` is
+        ``dfs_query_then_fetch`` unless ``params`` names another), so a ranking does not
+        depend on how many shards the index has."""
+        ...
 
     def msearch(
         self,
         index: str,
         bodies: Sequence[Mapping[str, Any]],
         params: Mapping[str, Any] | None = None,
-    ) -> list[SearchResult]: ...
+    ) -> list[SearchResult]:
+        """Several searches in one round trip, scored as ``search`` scores them."""
+        ...
 
     def term_statistics(
         self, index: str, field: str, texts: list[str], *, source_field: str | None = None
-    ) -> list[TextTermStatistics]: ...
+    ) -> list[TextTermStatistics]:
+        """Lucene term statistics of ONE shard (the one an artificial document lands on).
+
+        Exact only on a one-shard index without deleted copies; kept for comparison and for
+        ``ttf``. Grounding uses ``analyze_terms`` + ``live_doc_freqs`` instead.
+        """
+        ...
+
+    def analyze_terms(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> list[dict[str, list[str]]]:
+        """The distinct terms each field's analyzer makes of each text, in ONE round trip.
+
+        One entry per text, in order; each maps every field in ``fields`` to its terms.
+        """
+        ...
+
+    def live_doc_freqs(
+        self, index: str, terms: Sequence[tuple[str, str]]
+    ) -> LiveDocFrequencies:
+        """Live-document DF of each ``(field, term)`` over every shard, plus |C|, in ONE round
+        trip (batched internally only beyond engine limits on the number of clauses)."""
+        ...
+
+    def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
+        """The ``index`` settings block of each concrete index behind ``index`` (or alias)."""
+        ...
+
+    def aliases(self, name: str) -> dict[str, list[str]]:
+        """Concrete index -> its aliases, for the indexes ``name`` resolves to ({} if none)."""
+        ...
+
+    def update_aliases(self, actions: Sequence[Mapping[str, Any]]) -> None:
+        """Apply ``add`` / ``remove`` alias actions atomically."""
+        ...
+
+    def explain(
+        self, index: str, doc_id: str, query: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """The engine's score explanation of one document for ``query`` (None if no match)."""
+        ...
 
     def scan(
         self,
@@ -171,6 +251,9 @@ class SearchBackend(Protocol):
         slice_id: int | None = None,
         max_slices: int | None = None,
         source: list[str] | bool = True,
-    ) -> Iterator[list[SearchHit]]: ...
+    ) -> Iterator[list[SearchHit]]:
+        """Pages of a consistent point-in-time view; raises ``ScanContextLostError`` when the
+        view is gone (expired, or a node holding it left) rather than returning a partial page."""
+        ...
 
     def close(self) -> None: ...

@@ -51,11 +51,7 @@ def explain_hit(
         if isinstance(named, dict)
         else [ClauseContribution(name=n, score=None) for n in sorted(named)]
     )
-    engine = None
-    request = getattr(backend, "request", None)
-    if request is not None:
-        raw = request("POST", f"/{index}/_explain/{doc_id}", body={"query": query})
-        engine = raw.get("explanation")
+    engine = backend.explain(index, doc_id, query)
     return HitExplanation(
         doc_id=doc_id, matched=True, score=hit.score, clauses=clauses, engine_explanation=engine
     )

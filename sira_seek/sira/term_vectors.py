@@ -1,21 +1,24 @@
-"""Term statistics of many texts over several fields in ONE round trip.
+"""Exact document frequencies of many texts over several fields, in two round trips.
 
-``SearchBackend.term_statistics`` covers one field per call; SIRA needs the unigram field, the
-shingle subfield and the enrichment fields together, and one request per query keeps the DF check
-cheap. ``_mtermvectors`` with artificial documents is the same REST call on Elasticsearch and
-OpenSearch, so it is sent through the backend's generic ``request`` when it has one; otherwise
-this falls back to one ``term_statistics`` call per field.
+SIRA needs, for every candidate phrase, the terms the unigram field, the shingle subfield and
+the enrichment fields make of it, and how many LIVE documents of the WHOLE index hold each
+term. Lucene term statistics cannot give that on a real cluster: they are per shard (an
+artificial document lands on one shard) and count deleted copies until a merge. So the work is
+split in two engine calls, both through the ``SearchBackend`` protocol:
+
+1. ``analyze_terms``: the fields' own analyzers turn every text into terms;
+2. ``live_doc_freqs``: one size-0 search counts each term's live documents on every shard.
+
+Two round trips, not one: no engine API both analyses free text and counts documents; sending
+raw words as queries would let analysis (stemming, stopwords, shingles) decide silently what
+is counted. The cost is bounded by the number of candidates, never by the corpus or shards.
 """
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import quote
-
 from pydantic import BaseModel, Field
 
 from sira_seek.backend import SearchBackend, TermStatistic
-from sira_seek.fields import SUBFIELD_PARENT
 
 
 class TextFieldTerms(BaseModel):
@@ -27,7 +30,7 @@ class TextFieldTerms(BaseModel):
 
 class BatchTermStatistics(BaseModel):
     texts: list[TextFieldTerms]
-    doc_count: int = Field(description="Documents in the index (|C|), from field statistics.")
+    doc_count: int = Field(description="Live documents in the index (|C|), over all shards.")
     round_trips: int
 
 
@@ -35,89 +38,26 @@ class TermStatisticsError(RuntimeError):
     """The engine refused the term-statistics request."""
 
 
-def _set_path(doc: dict[str, Any], path: str, value: str) -> None:
-    *parents, leaf = path.split(".")
-    node = doc
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = value
-
-
-def _artificial_doc(text: str, fields: list[str]) -> dict[str, Any]:
-    doc: dict[str, Any] = {}
-    for field in fields:
-        _set_path(doc, SUBFIELD_PARENT.get(field, field), text)
-    return doc
-
-
-def _terms(raw_field: dict[str, Any]) -> list[TermStatistic]:
-    return [
-        TermStatistic(
-            term=term,
-            doc_freq=int(stats.get("doc_freq", 0)),  # absent from the index: no doc_freq key
-            total_term_freq=int(stats.get("ttf", 0)),
-        )
-        for term, stats in raw_field.get("terms", {}).items()
-    ]
-
-
-def _error_reason(error: Any) -> str:
-    if isinstance(error, dict):
-        root = (error.get("root_cause") or [error])[0]
-        return f"{root.get('type', 'error')}: {root.get('reason', error)}"
-    return str(error)
-
-
 def batch_term_statistics(
     backend: SearchBackend, index: str, fields: list[str], texts: list[str]
 ) -> BatchTermStatistics:
-    """Analyse every text with every field's analyzer and return each term's DF."""
+    """Analyse every text with every field's analyzer and count each term's live DF."""
     if not texts or not fields:
         return BatchTermStatistics(
             texts=[TextFieldTerms(text=t) for t in texts], doc_count=0, round_trips=0
         )
-    request = getattr(backend, "request", None)
-    if not callable(request):
-        return _per_field(backend, index, fields, texts)
-    docs = [
-        {
-            "doc": _artificial_doc(text, fields),
-            "fields": fields,
-            "term_statistics": True,
-            "field_statistics": True,
-            "positions": False,
-            "offsets": False,
-            "payloads": False,
-        }
-        for text in texts
-    ]
-    raw = request("POST", f"/{quote(index)}/_mtermvectors", body={"docs": docs})
-    out: list[TextFieldTerms] = []
-    doc_count = 0
-    for text, doc in zip(texts, raw.get("docs", []), strict=True):
-        if "error" in doc:
-            raise TermStatisticsError(f"term statistics failed: {_error_reason(doc['error'])}")
-        vectors = doc.get("term_vectors", {})
-        out.append(
-            TextFieldTerms(text=text, fields={f: _terms(vectors.get(f, {})) for f in fields})
+    analysed = backend.analyze_terms(index, fields, texts)
+    wanted = [(f, t) for per_text in analysed for f, ts in per_text.items() for t in ts]
+    live = backend.live_doc_freqs(index, wanted)
+    df = live.as_dict()
+    out = [
+        TextFieldTerms(
+            text=text,
+            fields={
+                f: [TermStatistic(term=t, doc_freq=df.get((f, t), 0)) for t in per_text.get(f, [])]
+                for f in fields
+            },
         )
-        for field_stats in vectors.values():
-            doc_count = max(
-                doc_count, int(field_stats.get("field_statistics", {}).get("doc_count", 0))
-            )
-    return BatchTermStatistics(texts=out, doc_count=doc_count, round_trips=1)
-
-
-def _per_field(
-    backend: SearchBackend, index: str, fields: list[str], texts: list[str]
-) -> BatchTermStatistics:
-    """Fallback for backends without a generic ``request``: one round trip per field."""
-    out = [TextFieldTerms(text=t) for t in texts]
-    doc_count = 0
-    for field in fields:
-        stats = backend.term_statistics(index, field, texts)
-        for entry, stat in zip(out, stats, strict=True):
-            entry.fields[field] = stat.terms
-            if stat.field_statistics:
-                doc_count = max(doc_count, stat.field_statistics.doc_count)
-    return BatchTermStatistics(texts=out, doc_count=doc_count, round_trips=len(fields))
+        for text, per_text in zip(texts, analysed, strict=True)
+    ]
+    return BatchTermStatistics(texts=out, doc_count=live.doc_count, round_trips=2)

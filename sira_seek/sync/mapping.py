@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import BaseModel, Field
 
@@ -82,19 +81,9 @@ def _conflicts(live: dict[str, dict[str, Any]], wanted: dict[str, dict[str, Any]
 
 def _index_analyzers(backend: SearchBackend, index: str) -> dict[str, set[str]] | None:
     """Custom analyzers of each concrete index behind ``index`` (an alias may hold several)."""
-    request = getattr(backend, "request", None)
-    if not callable(request):
-        return None  # cannot tell: let PUT _mapping be the judge
-    raw = request(
-        "GET", f"/{quote(index)}/_settings", params={"filter_path": "*.settings.index.analysis"}
-    )
     return {
-        name: set(
-            (body.get("settings", {}).get("index", {}).get("analysis", {}) or {})
-            .get("analyzer", {})
-            .keys()
-        )
-        for name, body in (raw or {}).items()
+        name: set((settings.get("analysis", {}) or {}).get("analyzer", {}).keys())
+        for name, settings in backend.index_settings(index).items()
     }
 
 

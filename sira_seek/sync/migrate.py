@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -34,21 +33,12 @@ class MigrationReport(BaseModel):
     alias_moved_from: list[str] = []
 
 
-def _request(backend: SearchBackend) -> Callable[..., Any]:
-    request = getattr(backend, "request", None)
-    if not callable(request):
-        raise MappingConflictError("this backend cannot send the REST calls a migration needs")
-    return request
-
-
 def target_index_body(
     backend: SearchBackend, source_index: str, *, shards: int = 1, replicas: int = 0
 ) -> dict[str, Any]:
     """Settings and mappings for the copy: the source's, plus what enrichment needs."""
-    request = _request(backend)
-    (settings_body,) = request("GET", f"/{quote(source_index)}/_settings").values()
+    (index_settings,) = backend.index_settings(source_index).values()
     (mapping_body,) = backend.get_mapping(source_index).values()
-    index_settings = settings_body.get("settings", {}).get("index", {})
     analysis = copy.deepcopy(index_settings.get("analysis", {}))
     sira_analysis = load_mapping_file(f"analysis-{analysis_variant(backend.capabilities())}.json")
     for section, entries in sira_analysis.items():
@@ -93,11 +83,9 @@ def migrate_index(
     on_copied: Callable[[int], None] | None = None,
 ) -> MigrationReport:
     """Create ``target_index``, copy every document, and move ``alias`` to it if given."""
-    request = _request(backend)
     if backend.index_exists(target_index):
         raise MappingConflictError(f"{target_index!r} already exists; pick a new index name")
-    aliases = request("GET", f"/{quote(source_index)}/_alias")
-    concrete = list(aliases)
+    concrete = list(backend.aliases(source_index))
     if len(concrete) != 1:
         raise MappingConflictError(f"{source_index!r} must name exactly one index to copy")
     source_concrete = concrete[0]
@@ -123,13 +111,12 @@ def migrate_index(
         )
     report = MigrationReport(source_index=source_concrete, target_index=target_index, copied=copied)
     if alias is not None:
-        holders = request("GET", f"/_alias/{quote(alias)}", ignore=(404,))
-        moved_from = [i for i in (holders or {}) if i not in ("error", "status")]
+        moved_from = [i for i, names in backend.aliases(alias).items() if alias in names]
         actions: list[dict[str, Any]] = [
             {"remove": {"index": i, "alias": alias}} for i in moved_from
         ]
         actions.append({"add": {"index": target_index, "alias": alias}})
-        request("POST", "/_aliases", body={"actions": actions})
+        backend.update_aliases(actions)
         report.alias, report.alias_moved_from = alias, moved_from
     return report
 

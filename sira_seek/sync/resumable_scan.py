@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from sira_seek.backend import SearchBackend, SearchHit
+from sira_seek.backend import ScanContextLostError, SearchBackend, SearchHit
 
 from .checkpoint import Checkpoint
 from .run_report import RunCounts
@@ -36,12 +36,6 @@ def processed_by_run_query(checkpoint: Checkpoint) -> dict[str, Any]:
             ]
         }
     }
-
-
-def point_in_time_expired(exc: BaseException) -> bool:
-    """Both engines name an expired point in time / scroll context this way."""
-    text = str(exc)
-    return "search_context_missing" in text or "No search context found" in text
 
 
 def scan_pages(
@@ -71,8 +65,8 @@ def scan_pages(
                 yield page
                 progressed = True
             return
-        except Exception as exc:
-            if not restartable or not progressed or not point_in_time_expired(exc):
+        except ScanContextLostError:
+            if not restartable or not progressed:
                 raise
         counts.add("scan_restarts")
         backend.refresh(index)
