@@ -70,9 +70,13 @@ class SiraRetriever:
             # the reader needs the passages; ranking is unaffected by what _source returns
             source = [TITLE, TEXT]
         self.source = source
-        # per-clause scores in `matched_queries` where the engine can (a URL parameter on both)
+        # Index-wide term statistics, so the ranking does not depend on the shard layout (and the
+        # Dev Tools request says so: pasted into Kibana it scores as here); per-clause scores in
+        # `matched_queries` where the engine can (a URL parameter on both).
         caps = backend.capabilities()
-        self.params = {"include_named_queries_score": "true"} if caps.named_queries_score else {}
+        self.params = {"search_type": "dfs_query_then_fetch"}
+        if caps.named_queries_score:
+            self.params["include_named_queries_score"] = "true"
         self.checker = DocFrequencyChecker(
             backend,
             self.profile,

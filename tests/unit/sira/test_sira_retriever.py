@@ -147,8 +147,11 @@ def test_category_grounding_exists_close_absent(fake_backend: FakeBackend) -> No
 def test_named_query_scores_are_asked_for_and_explained(fake_backend: FakeBackend) -> None:
     fake_backend.named_scores = True
     res = SiraRetriever(fake_backend, "idx").search("nolan")
-    assert fake_backend.search_params[-1] == {"include_named_queries_score": "true"}
-    assert res.explain().startswith("GET idx/_search?include_named_queries_score=true\n")
+    assert fake_backend.search_params[-1] == {
+        "search_type": "dfs_query_then_fetch",
+        "include_named_queries_score": "true",
+    }
+    assert res.explain().startswith("GET idx/_search?search_type=dfs_query_then_fetch&include_named_queries_score=true\n")
     fake_backend.named_scores = False
     res = SiraRetriever(fake_backend, "idx").search("nolan")
     assert fake_backend.search_params[-1] is None
