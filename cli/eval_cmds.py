@@ -7,14 +7,34 @@ from pathlib import Path
 from typing import Any
 
 import click
+from ir_measures import Measure
 
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.evaluation.recorded import recorded_run
-from sira_seek.evaluation.retrieval import evaluate_bm25
-from sira_seek.sira.evaluation import evaluate_enrichment, evaluate_sira
+from sira_seek.evaluation.retrieval import (
+    DEFAULT_MEASURES,
+    Run,
+    bm25_run,
+    evaluate_run,
+    parse_measures,
+)
+from sira_seek.evaluation.trec_run import write_trec_run
+from sira_seek.sira.evaluation import evaluate_enrichment, sira_run
 
 from .options import backend_from_options, cluster_options, friendly_errors
 from .search_cmd import build_expander, sira_options, sira_settings
+
+
+def _measures_option(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> dict[str, Measure]:
+    """Parse --measures at the command line, so a typo fails before any query is sent."""
+    if value is None:
+        return dict(DEFAULT_MEASURES)
+    try:
+        return parse_measures(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
 @click.group("eval")
@@ -37,6 +57,21 @@ def eval_group() -> None:
 )
 @click.option("--name", "run_name", default=None, help="Run name in reports (default: METHOD).")
 @click.option(
+    "--run-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the ranking as a six-column TREC run (qid Q0 docid rank score tag; "
+    "tag = --name or METHOD) for trec_eval, ir_measures or ranx.",
+)
+@click.option(
+    "--measures",
+    "measure_map",
+    default=None,
+    callback=_measures_option,
+    help='ir_measures measure strings, e.g. "nDCG@10,R@100,P@5,AP" (JSON keys are their '
+    "canonical names). Default: ndcg@10, recall@10, recall@100.",
+)
+@click.option(
     "--log-queries", is_flag=True, help="Record every query in the sira-seek-log-* index."
 )
 @click.option("--log-prefix", default="sira-seek-log-", show_default=True, hidden=True)
@@ -55,11 +90,13 @@ def eval_retrieval(
     as_json: bool,
     save_run: Path | None,
     run_name: str | None,
+    run_file: Path | None,
+    measure_map: dict[str, Measure],
     log_queries: bool,
     log_prefix: str,
     **kw: Any,
 ) -> None:
-    """nDCG@10, Recall@10 and Recall@100 of METHOD over BEIR queries and qrels.
+    """nDCG@10, Recall@10 and Recall@100 (or --measures) of METHOD over BEIR queries and qrels.
 
     `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC.
     """
@@ -75,32 +112,37 @@ def eval_retrieval(
             raise click.ClickException(
                 f"index {index!r} does not exist: run `sira-seek ingest` first"
             )
+        all_queries, judgements = read_queries(queries), read_qrels(qrels)
+        run: Run
         if save_run is not None or log_queries:
             record = recorded_run(
                 backend,
                 index,
-                read_queries(queries),
-                read_qrels(qrels),
+                all_queries,
+                judgements,
                 method=method,
                 expander=expander,
                 settings=settings,
                 name=run_name or method,
                 log_prefix=log_prefix if log_queries else None,
+                measures=measure_map,
             )
             metrics = {**record.metrics, "queries": len(record.per_query)}
+            run = record.ranking
             if save_run is not None:
                 record.save(save_run)
-        elif expander is not None:
-            metrics = evaluate_sira(
-                backend,
-                index,
-                read_queries(queries),
-                read_qrels(qrels),
-                expander=expander,
-                settings=settings,
-            )
         else:
-            metrics = evaluate_bm25(backend, index, read_queries(queries), read_qrels(qrels))
+            judged = [q for q in all_queries if q.id in judgements]
+            if expander is not None:
+                run = sira_run(backend, index, judged, expander=expander, settings=settings)
+            else:
+                run = bm25_run(backend, index, judged)
+            metrics = {**evaluate_run(run, judgements, measure_map), "queries": len(judged)}
+        if run_file is not None:
+            try:
+                write_trec_run(run, run_file, tag=run_name or method)
+            except ValueError as exc:
+                raise click.ClickException(str(exc)) from None
     finally:
         if expander is not None:
             expander.close()

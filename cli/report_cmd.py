@@ -18,7 +18,12 @@ from .options import friendly_errors
 @click.option(
     "--out", type=click.Path(path_type=Path), default=Path("report.html"), show_default=True
 )
-@click.option("--baseline", default=None, help="Run name to compare against (default: the first).")
+@click.option(
+    "--baseline",
+    default=None,
+    help="Run name to compare against, per query and with a paired t-test "
+    "(default: the first BM25 run, else the first run).",
+)
 @click.option("--title", default="", help="Report title.")
 @click.option(
     "--screenshot",
@@ -31,7 +36,11 @@ from .options import friendly_errors
 def report(
     runs: tuple[Path, ...], out: Path, baseline: str | None, title: str, png: Path | None
 ) -> None:
-    """Compare saved runs (`eval retrieval --save-run`) in one self-contained HTML file."""
+    """Compare saved runs (`eval retrieval --save-run`) in one self-contained HTML file.
+
+    Shows means, paired significance against the baseline, per-query wins and losses, recall@k,
+    latency and LLM token distributions.
+    """
     records = [RunRecord.load(p) for p in runs]
     out.write_text(render_report(records, baseline=baseline, title=title), encoding="utf-8")
     click.echo(str(out))

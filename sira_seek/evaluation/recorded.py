@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from ir_measures import Measure
+
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
@@ -25,11 +27,13 @@ def recorded_run(
     settings: object | None = None,
     name: str | None = None,
     log_prefix: str | None = None,
+    measures: Mapping[str, Measure] | None = None,
 ) -> RunRecord:
     """Run ``method`` query by query, timing each; log every query when given a log prefix.
 
     Slower than the batched ``evaluate_*`` functions (one request per query) but the per-query
-    latencies are real, not a batch divided by its size.
+    latencies are real, not a batch divided by its size. Scored by the same ``score_run`` as
+    the batched path (``measures``: default nDCG@10, R@10, R@100).
     """
     judged = [q for q in queries if q.id in qrels]
     latencies: list[float] = []
@@ -74,6 +78,7 @@ def recorded_run(
             llm_tokens=tokens,
             engine=engine,
             index=index_name,
+            measures=measures,
         )
         record.settings = {
             "expansion_weight": sira_settings.weight,
@@ -86,5 +91,12 @@ def recorded_run(
         latencies.append((time.perf_counter() - start) * 1000)
         run[query.id] = {h.id: h.score for h in found.hits}
     return build_run_record(
-        name or "bm25", "bm25", run, qrels, latency_ms=latencies, engine=engine, index=index_name
+        name or "bm25",
+        "bm25",
+        run,
+        qrels,
+        latency_ms=latencies,
+        engine=engine,
+        index=index_name,
+        measures=measures,
     )

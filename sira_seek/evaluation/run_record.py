@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import ir_measures
+from ir_measures import Measure
 from pydantic import BaseModel, Field
 
-from .retrieval import DEFAULT_MEASURES, Run
+from .retrieval import DEFAULT_MEASURES, Run, score_run
 
 RECALL_CUTOFFS = (1, 2, 3, 5, 10, 20, 50, 100)
 
@@ -31,6 +32,9 @@ class RunRecord(BaseModel):
     latency_ms: list[float] = Field(default_factory=list)
     llm_tokens: list[int] = Field(default_factory=list)
     settings: dict[str, float | str | None] = Field(default_factory=dict)
+    # The ranking itself (qid -> {doc_id: score}, engine order), for `--run-file`; not saved:
+    # the TREC run file is the interchange format for rankings.
+    ranking: Run = Field(default_factory=dict, exclude=True)
 
     def save(self, path: Path) -> None:
         path.write_text(self.model_dump_json(indent=1))
@@ -51,28 +55,26 @@ def build_run_record(
     *,
     latency_ms: list[float] | None = None,
     llm_tokens: list[int] | None = None,
+    measures: Mapping[str, Measure] | None = None,
     **meta: str,
 ) -> RunRecord:
-    """Metrics, per-query values and a recall@k curve for one run (ir-measures computes all)."""
-    judged = {q: dict(r) for q, r in qrels.items() if q in run}
-    full_run = {q: run.get(q) or {"__none__": 0.0} for q in judged}
-    measures = dict(DEFAULT_MEASURES)
-    curve = {k: ir_measures.R @ k for k in RECALL_CUTOFFS}
-    all_measures = [*measures.values(), *curve.values()]
-    agg = ir_measures.calc_aggregate(all_measures, judged, full_run)
-    per_query: dict[str, dict[str, float]] = {}
-    names = {str(m): n for n, m in measures.items()}
-    for metric in ir_measures.iter_calc(list(measures.values()), judged, full_run):
-        per_query.setdefault(metric.query_id, {})[names[str(metric.measure)]] = float(metric.value)
+    """Metrics, per-query values and a recall@k curve for one run.
+
+    Metrics and per-query values come from ``score_run``, the function behind ``evaluate_run``
+    and the printed JSON, so a saved run and the batched evaluation of the same ranking agree.
+    """
+    scores = score_run(run, qrels, measures or DEFAULT_MEASURES)
+    curve = score_run(run, qrels, {str(k): ir_measures.R @ k for k in RECALL_CUTOFFS}).means
     return RunRecord.model_validate(
         {
             "name": name,
             "method": method,
-            "metrics": {n: round(float(agg[m]), 4) for n, m in measures.items()},
-            "per_query": per_query,
-            "recall_curve": {k: round(float(agg[m]), 4) for k, m in curve.items()},
+            "metrics": {n: round(v, 4) for n, v in scores.means.items()},
+            "per_query": scores.per_query,
+            "recall_curve": {int(k): round(v, 4) for k, v in curve.items()},
             "latency_ms": latency_ms or [],
             "llm_tokens": llm_tokens or [],
+            "ranking": run,
             **meta,
         }
     )

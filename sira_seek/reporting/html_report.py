@@ -8,6 +8,7 @@ from html import escape
 from sira_seek.evaluation.run_record import RunRecord
 
 from . import svg_charts
+from .significance import ALPHA, PairedTest, compare_with_baseline
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:24px auto;max-width:1320px;
@@ -16,7 +17,8 @@ h1{font-size:22px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #dd
 table{border-collapse:collapse;font-size:13px} td,th{border:1px solid #ddd;padding:4px 8px;
 text-align:right} th{background:#f5f5f5} td:first-child,th:first-child{text-align:left}
 .grid{display:flex;flex-wrap:wrap;gap:16px} figure{margin:0} figcaption{font-size:12px;color:#555}
-.best{font-weight:bold}
+.best{font-weight:bold} .sig{background:#e8f5e9} .sig.worse{background:#fdecea}
+.note{font-size:12px;color:#555}
 """
 
 
@@ -77,11 +79,58 @@ def _win_loss_section(runs: list[RunRecord], baseline: RunRecord, metric: str) -
     return table + f'<div class="grid">{"".join(figures)}</div>'
 
 
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _significance_section(tests: list[PairedTest], baseline: RunRecord) -> str:
+    """Per run and measure: mean difference to the baseline and the paired t-test p-value."""
+    measures = sorted({t.measure for t in tests})
+    by_cell = {(t.run, t.measure): t for t in tests}
+    head = "".join(f"<th>{escape(m)}</th>" for m in measures)
+    rows = []
+    for run in dict.fromkeys(t.run for t in tests):
+        cells = []
+        for m in measures:
+            test = by_cell.get((run, m))
+            if test is None:
+                cells.append("<td>–</td>")
+                continue
+            cls = ("sig worse" if test.mean_delta < 0 else "sig") if test.significant else ""
+            mark = " *" if test.significant else ""
+            cells.append(
+                f'<td class="{cls}" data-measure="{escape(m)}" data-p="{test.p_value}">'
+                f"{test.mean_delta:+.4f} (p {_fmt_p(test.p_value)}){mark}</td>"
+            )
+        rows.append(f"<tr><td>{escape(run)}</td>{''.join(cells)}</tr>")
+    n = max((t.queries for t in tests), default=0)
+    return (
+        f"<table><tr><th>run vs {escape(baseline.name)}</th>{head}</tr>{''.join(rows)}</table>"
+        f'<p class="note">Mean per-query difference to {escape(baseline.name)} and the p-value of '
+        f"a two-sided paired t-test (scipy.stats.ttest_rel) over the {n} queries both runs "
+        f"scored; * marks p &lt; {ALPHA} (no correction for multiple comparisons).</p>"
+    )
+
+
+def pick_baseline(runs: list[RunRecord], baseline: str | None) -> RunRecord:
+    """The run named ``baseline``; else the first BM25 run; else the first run."""
+    if baseline is not None:
+        found = next((r for r in runs if r.name == baseline), None)
+        if found is None:
+            names = ", ".join(r.name for r in runs)
+            raise ValueError(f"no run named {baseline!r} (runs: {names})")
+        return found
+    return next((r for r in runs if r.method == "bm25"), runs[0])
+
+
 def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: str = "") -> str:
-    """The whole report; the first run (or ``baseline``) is what others are compared with."""
+    """The whole report; ``baseline`` (default: the first BM25 run, else the first run) is what
+    the others are compared with, per query and with a paired significance test."""
     if not runs:
         raise ValueError("a report needs at least one run file")
-    base = next((r for r in runs if r.name == baseline), runs[0])
+    base = pick_baseline(runs, baseline)
     svg_charts.reset_colors([r.name for r in runs])
     metrics = sorted({m for r in runs for m in r.metrics})
     sections = [
@@ -96,6 +145,12 @@ def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: 
             "score",
         ),
     ]
+    tests = compare_with_baseline(runs, base) if len(runs) > 1 else []
+    if tests:
+        sections += [
+            f"<h2>Paired significance vs {escape(base.name)}</h2>",
+            _significance_section(tests, base),
+        ]
     if len(runs) > 1 and any(r.per_query for r in runs):
         metric = "ndcg@10" if "ndcg@10" in metrics else metrics[0]
         sections += [

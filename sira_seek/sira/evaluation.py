@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ir_measures import Measure
+
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import Query
 from sira_seek.evaluation.retrieval import Run, evaluate_run
@@ -52,11 +54,15 @@ def evaluate_sira(
     *,
     expander: QueryExpander | None,
     settings: SiraSettings | None = None,
+    measures: Mapping[str, Measure] | None = None,
 ) -> dict[str, float]:
-    """nDCG@10, Recall@10, Recall@100 and the number of judged queries (as ``evaluate_bm25``)."""
+    """``measures`` (default nDCG@10, Recall@10, Recall@100) and the number of judged queries.
+
+    Scored exactly as ``evaluate_bm25``, so the two methods' numbers are comparable.
+    """
     judged = [q for q in queries if q.id in qrels]
     run = sira_run(backend, index, judged, expander=expander, settings=settings)
-    return {**evaluate_run(run, qrels), "queries": len(judged)}
+    return {**evaluate_run(run, qrels, measures), "queries": len(judged)}
 
 
 def evaluate_enrichment(
