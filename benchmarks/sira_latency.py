@@ -25,15 +25,9 @@ from sira_seek.corpus import read_queries
 from sira_seek.esplugin.registry import connect
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira import PrecomputedExpander, SiraRetriever, SiraSettings
+from sira_seek.stats import percentile
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikimh"
-
-
-def percentile(values: list[float], pct: float) -> float:
-    """Nearest-rank percentile (no interpolation), the usual choice for latency reports."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(pct / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
 
 
 def measure(

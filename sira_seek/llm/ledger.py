@@ -13,6 +13,7 @@ from typing import Any
 from sira_seek.llm.client import LLMClient, generate_many_bounded
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
+from sira_seek.stats import percentile
 
 
 @dataclass(frozen=True)
@@ -89,17 +90,9 @@ def _totals(records: Sequence[LLMCallRecord]) -> dict[str, Any]:
         "completion_tokens": sum(r.completion_tokens for r in ok),
         "live_latency_s_total": sum(live),
         "live_latency_s_mean": statistics.fmean(live) if live else 0.0,
-        "live_latency_s_p50": _percentile(live, 50),
-        "live_latency_s_p95": _percentile(live, 95),
+        "live_latency_s_p50": percentile(live, 50),
+        "live_latency_s_p95": percentile(live, 95),
     }
-
-
-def _percentile(values: Sequence[float], pct: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
-    return ordered[index]
 
 
 class MeteredLLMClient:
