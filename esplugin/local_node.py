@@ -296,30 +296,19 @@ class LocalNode:
             # without the test-only analysis shim (see analysis_shim.py).
             dist = distribution_with_shim(dist, self.spec.version, java)
         port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
-        conf = self.node_dir / "config"
-        if not conf.exists():
-            shutil.copytree(dist / "config", conf)
-            _localise_jvm_options(conf / "jvm.options", self.node_dir)
-        for sub in ("data", "logs"):
-            (self.node_dir / sub).mkdir(parents=True, exist_ok=True)
+        conf = prepare_node_dir(dist, self.node_dir)
         pid_file = self.node_dir / "node.pid"
         pid_file.unlink(missing_ok=True)
-        out_log = self.node_dir / "logs" / "stdout.log"
-
-        user = None
-        if os.geteuid() == 0:
-            user = ensure_service_user(self.settings.service_user)
-            _make_traversable(self.settings.home)
+        user = service_user(self.settings)
         settings = {
             "discovery.type": "single-node",
-            "network.host": "127.0.0.1",
-            "http.port": str(port),
-            "transport.port": str(port + 100),
-            "path.data": str(self.node_dir / "data"),
-            "path.logs": str(self.node_dir / "logs"),
-            "cluster.name": f"sira-seek-{self.spec.engine}",
-            "cluster.routing.allocation.disk.threshold_enabled": "false",
-            **self.spec.extra_settings,
+            **base_node_settings(
+                self.spec,
+                self.node_dir,
+                http_port=port,
+                transport_port=port + 100,
+                cluster_name=f"sira-seek-{self.spec.engine}",
+            ),
         }
         if secured_os:
             os_security.make_certificates(conf / "certs")
@@ -327,17 +316,8 @@ class LocalNode:
         elif self.settings.secure:
             make_certificates(conf / "certs")
             settings.update(security_settings())
-        cmd = [str(dist / self.spec.launcher), "-p", str(pid_file)]
-        for key, value in settings.items():
-            cmd += ["-E", f"{key}={value}"]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.node_dir),
-            "LANG": "C.UTF-8",
-            self.spec.java_home_env: str(java),
-            self.spec.java_opts_env: f"-Xms{self.settings.heap} -Xmx{self.settings.heap}",
-            self.spec.conf_env: str(conf),
-        }
+        cmd = node_command(dist, self.spec, pid_file, settings)
+        env = node_env(self.spec, java, self.node_dir, conf, self.settings.heap)
         if user:
             _chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
         if self.settings.secure:
@@ -349,18 +329,7 @@ class LocalNode:
                 user.pw_uid if user else None,
                 user.pw_gid if user else None,
             )
-        with open(out_log, "ab") as log:
-            proc = subprocess.Popen(
-                cmd,
-                cwd=self.node_dir,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                user=user.pw_uid if user else None,
-                group=user.pw_gid if user else None,
-            )
+        proc = spawn_node(cmd, self.node_dir, env, user)
         scheme = "https" if self.settings.secure else "http"
         url = f"{scheme}://127.0.0.1:{port}"
         state = NodeState(
@@ -400,20 +369,112 @@ class LocalNode:
         return stopped
 
     def _failure(self, what: str) -> str:
-        tail: list[str] = []
-        for log in (self.node_dir / "logs" / "stdout.log",):
-            if log.exists():
-                tail = log.read_text(errors="replace").splitlines()[-40:]
-        hint = ""
-        if any("can not run" in line and "root" in line for line in tail):
-            hint = (
-                "\nThe engine refuses to run as root: run sira-seek as root (it then uses a "
-                "service user) or as a normal user."
-            )
-        return (
-            f"{self.spec.engine} {self.spec.version} {what}. Last lines of "
-            f"{self.node_dir / 'logs' / 'stdout.log'}:\n" + "\n".join(tail) + hint
+        return describe_failure(self.spec, self.node_dir, what)
+
+
+# -- pieces shared with local_cluster.py -------------------------------------------------------
+
+
+def prepare_node_dir(dist: Path, node_dir: Path) -> Path:
+    """Give a node its own config, data and logs folders (the distribution stays shared and
+    read-only); returns the config folder."""
+    conf = node_dir / "config"
+    if not conf.exists():
+        shutil.copytree(dist / "config", conf)
+        _localise_jvm_options(conf / "jvm.options", node_dir)
+    for sub in ("data", "logs"):
+        (node_dir / sub).mkdir(parents=True, exist_ok=True)
+    return conf
+
+
+def service_user(settings: NodeSettings) -> pwd.struct_passwd | None:
+    """The unprivileged user nodes run as under root (None for a normal user, who runs them
+    directly); the node home is opened up so that user can walk down to it."""
+    if os.geteuid() != 0:
+        return None
+    user = ensure_service_user(settings.service_user)
+    _make_traversable(settings.home)
+    return user
+
+
+def base_node_settings(
+    spec: DistributionSpec,
+    node_dir: Path,
+    *,
+    http_port: int,
+    transport_port: int,
+    cluster_name: str,
+) -> dict[str, str]:
+    """Settings every local node gets, single or one of a cluster: loopback only (so the
+    engines stay in development mode, without production bootstrap checks), its own data and
+    log folders, and no disk watermarks (a nearly full dev disk must not block writes)."""
+    return {
+        "network.host": "127.0.0.1",
+        "http.port": str(http_port),
+        "transport.port": str(transport_port),
+        "path.data": str(node_dir / "data"),
+        "path.logs": str(node_dir / "logs"),
+        "cluster.name": cluster_name,
+        "cluster.routing.allocation.disk.threshold_enabled": "false",
+        **spec.extra_settings,
+    }
+
+
+def node_command(
+    dist: Path, spec: DistributionSpec, pid_file: Path, settings: dict[str, str]
+) -> list[str]:
+    cmd = [str(dist / spec.launcher), "-p", str(pid_file)]
+    for key, value in settings.items():
+        cmd += ["-E", f"{key}={value}"]
+    return cmd
+
+
+def node_env(
+    spec: DistributionSpec, java: Path, node_dir: Path, conf: Path, heap: str
+) -> dict[str, str]:
+    """A small, explicit environment: the caller's JAVA_OPTS or ES_* variables must not leak
+    into the node."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(node_dir),
+        "LANG": "C.UTF-8",
+        spec.java_home_env: str(java),
+        spec.java_opts_env: f"-Xms{heap} -Xmx{heap}",
+        spec.conf_env: str(conf),
+    }
+
+
+def spawn_node(
+    cmd: list[str], node_dir: Path, env: dict[str, str], user: pwd.struct_passwd | None
+) -> subprocess.Popen[bytes]:
+    """Start the launcher in its own session (a Ctrl-C in the caller's terminal must not
+    reach the node), output appended to ``logs/stdout.log``."""
+    out_log = node_dir / "logs" / "stdout.log"
+    with open(out_log, "ab") as log:
+        return subprocess.Popen(
+            cmd,
+            cwd=node_dir,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            user=user.pw_uid if user else None,
+            group=user.pw_gid if user else None,
         )
+
+
+def describe_failure(spec: DistributionSpec, node_dir: Path, what: str) -> str:
+    """What went wrong plus the tail of the node's log (and a hint for the root refusal)."""
+    log = node_dir / "logs" / "stdout.log"
+    tail = log.read_text(errors="replace").splitlines()[-40:] if log.exists() else []
+    hint = ""
+    if any("can not run" in line and "root" in line for line in tail):
+        hint = (
+            "\nThe engine refuses to run as root: run sira-seek as root (it then uses a "
+            "service user) or as a normal user."
+        )
+    return f"{spec.engine} {spec.version} {what}. Last lines of {log}:\n" + "\n".join(tail) + hint
 
 
 def _localise_jvm_options(jvm_options: Path, node_dir: Path) -> None:
