@@ -15,10 +15,25 @@ def common_client_kwargs(settings: ClusterSettings, *, basic_auth_key: str) -> d
     elif settings.username is not None:
         pw = settings.password.get_secret_value() if settings.password else ""
         kwargs[basic_auth_key] = (settings.username, pw)
-    if settings.url and settings.url.startswith("https"):
+    if any(u.startswith("https") for u in settings.urls()):
         kwargs["verify_certs"] = settings.verify_certs
         if settings.ca_certs:
             kwargs["ca_certs"] = str(settings.ca_certs)
         if settings.ssl_fingerprint:
             kwargs["ssl_assert_fingerprint"] = settings.ssl_fingerprint
     return kwargs
+
+
+# Each request is tried on up to this many more nodes after a connection error or timeout:
+# with N hosts, a request survives N-1 dead nodes.
+MAX_RETRIES = 3
+
+
+def retry_client_kwargs(settings: ClusterSettings) -> dict[str, Any]:
+    """Retries on connection errors, across every configured host.
+
+    Both clients mark a host that refused a connection as dead for a while and send the
+    retry to the next one, so a request succeeds while any node answers. Timeouts are not
+    retried: a slow search would only be sent again to a node as busy.
+    """
+    return {"max_retries": max(MAX_RETRIES, len(settings.urls())), "retry_on_timeout": False}

@@ -2,12 +2,14 @@
 
 Uses plain urllib3 so detection works whichever client is (or is not) compatible with
 the server; the minimal Elasticsearch archive has no ``GET /`` handler, so the node info
-API is the fallback.
+API is the fallback. With several hosts (``--url a,b,c``) they are tried in order until one
+answers, so a cluster whose first node is down is still detected.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import urllib3
@@ -17,10 +19,12 @@ from sira_seek.config import ClusterSettings
 
 from .errors import SiraSeekEngineError
 
+log = logging.getLogger(__name__)
+
 
 def _pool(settings: ClusterSettings) -> urllib3.PoolManager:
     kwargs: dict[str, Any] = {"timeout": urllib3.Timeout(connect=5.0, read=30.0), "retries": False}
-    if settings.url and settings.url.startswith("https"):
+    if any(u.startswith("https") for u in settings.urls()):
         if settings.ssl_fingerprint:
             kwargs["assert_fingerprint"] = settings.ssl_fingerprint.replace(":", "").lower()
             kwargs["cert_reqs"] = "CERT_NONE"
@@ -43,6 +47,10 @@ def _headers(settings: ClusterSettings) -> dict[str, str]:
     return headers
 
 
+class _Unreachable(SiraSeekEngineError):
+    """No connection to one host (another of the configured hosts may answer)."""
+
+
 def _get(pool: urllib3.PoolManager, url: str, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
     try:
         return pool.request("GET", url, headers=headers)
@@ -52,19 +60,36 @@ def _get(pool: urllib3.PoolManager, url: str, headers: dict[str, str]) -> urllib
             "--ssl-fingerprint, or the host name."
         ) from None
     except urllib3.exceptions.HTTPError as exc:
-        raise SiraSeekEngineError(
+        raise _Unreachable(
             f"No search cluster answers at {url.split('?')[0]} ({type(exc).__name__}). "
             "Start one with `sira-seek node up` or pass --url / SIRA_SEEK_URL."
         ) from None
 
 
 def detect_cluster(settings: ClusterSettings) -> ClusterInfo:
-    """Return engine name and version of the cluster at ``settings.url``."""
-    if not settings.url:
+    """Engine name and version of the cluster at ``settings.url``; ``info.url`` is the first
+    host (in the configured order) that answered."""
+    urls = settings.urls()
+    if not urls:
         raise SiraSeekEngineError("No cluster URL configured (use --url or SIRA_SEEK_URL).")
-    base = settings.url.rstrip("/")
     pool = _pool(settings)
     headers = _headers(settings)
+    unreachable: list[str] = []
+    for base in urls:
+        try:
+            return _detect_one(pool, base, headers)
+        except _Unreachable as exc:
+            if len(urls) == 1:
+                raise SiraSeekEngineError(str(exc)) from None
+            log.info("detection: %s", exc)
+            unreachable.append(base)
+    raise SiraSeekEngineError(
+        f"No search cluster answers at any of {', '.join(unreachable)}. "
+        "Start one with `sira-seek node up` or pass --url / SIRA_SEEK_URL."
+    )
+
+
+def _detect_one(pool: urllib3.PoolManager, base: str, headers: dict[str, str]) -> ClusterInfo:
     resp = _get(pool, base + "/", headers)
     if resp.status in (401, 403):
         raise SiraSeekEngineError(

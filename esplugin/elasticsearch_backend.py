@@ -12,7 +12,7 @@ from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
 
 from .base import RestBackend
-from .client_options import common_client_kwargs
+from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import SiraSeekEngineError, WrongClientError
 
 _JSON = {"accept": "application/json", "content-type": "application/json"}
@@ -24,6 +24,7 @@ def _client_major() -> int:
 
 class ElasticsearchBackend(RestBackend):
     name = "elasticsearch"
+    _urls: tuple[str, ...] = ()  # every host the client was given (messages name them all)
 
     @classmethod
     def connect(cls, settings: ClusterSettings, info: ClusterInfo) -> ElasticsearchBackend:
@@ -35,11 +36,14 @@ class ElasticsearchBackend(RestBackend):
                 f"'elasticsearch>={info.major},<{info.major + 1}' in this environment."
             )
         client = Elasticsearch(
-            info.url,
+            settings.urls() or [info.url],
             request_timeout=settings.request_timeout,
+            **retry_client_kwargs(settings),
             **common_client_kwargs(settings, basic_auth_key="basic_auth"),
         )
-        return cls(client, info)
+        backend = cls(client, info)
+        backend._urls = tuple(settings.urls() or [info.url])
+        return backend
 
     def request(
         self,
@@ -61,7 +65,8 @@ class ElasticsearchBackend(RestBackend):
             raise SiraSeekEngineError(_describe(exc)) from None
         except TransportError as exc:
             raise SiraSeekEngineError(
-                f"Elasticsearch at {self.info.url} is unreachable ({type(exc).__name__})."
+                f"Elasticsearch at {', '.join(self._urls or (self.info.url,))} is "
+                f"unreachable ({type(exc).__name__})."
             ) from None
 
     def _bulk(self, lines: list[dict[str, Any]]) -> dict[str, Any]:

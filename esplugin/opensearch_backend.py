@@ -14,12 +14,13 @@ from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
 
 from .base import RestBackend
-from .client_options import common_client_kwargs
+from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import SiraSeekEngineError
 
 
 class OpenSearchBackend(RestBackend):
     name = "opensearch"
+    _urls: tuple[str, ...] = ()  # every host the client was given (messages name them all)
 
     @classmethod
     def connect(cls, settings: ClusterSettings, info: ClusterInfo) -> OpenSearchBackend:
@@ -35,12 +36,15 @@ class OpenSearchBackend(RestBackend):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Connecting to .* verify_certs=False")
             client = OpenSearch(
-                [info.url],
+                settings.urls() or [info.url],
                 timeout=settings.request_timeout,
                 use_ssl=info.url.startswith("https"),
+                **retry_client_kwargs(settings),
                 **kwargs,
             )
-        return cls(client, info)
+        backend = cls(client, info)
+        backend._urls = tuple(settings.urls() or [info.url])
+        return backend
 
     def request(
         self,
@@ -59,7 +63,8 @@ class OpenSearchBackend(RestBackend):
                 )
         except OSConnectionError as exc:
             raise SiraSeekEngineError(
-                f"OpenSearch at {self.info.url} is unreachable ({type(exc).__name__})."
+                f"OpenSearch at {', '.join(self._urls or (self.info.url,))} is "
+                f"unreachable ({type(exc).__name__})."
             ) from None
         except TransportError as exc:
             if isinstance(exc.status_code, int) and exc.status_code in ignore:

@@ -30,7 +30,10 @@ class ClusterSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SIRA_SEEK_", extra="ignore")
 
-    url: str | None = Field(default=None, description="Cluster URL, e.g. https://host:9200")
+    url: str | None = Field(
+        default=None,
+        description="Cluster URL, e.g. https://host:9200; several nodes comma-separated",
+    )
     api_key: SecretStr | None = None
     username: str | None = None
     password: SecretStr | None = None
@@ -41,6 +44,16 @@ class ClusterSettings(BaseSettings):
 
     def has_auth(self) -> bool:
         return self.api_key is not None or self.username is not None
+
+    def urls(self) -> list[str]:
+        """Every host in ``url`` (comma-separated), in order, without trailing slashes.
+
+        ``url`` stays one string so one environment variable or flag can name a whole
+        cluster; the clients get every host, so losing any one node does not fail requests.
+        """
+        if not self.url:
+            return []
+        return [u.strip().rstrip("/") for u in self.url.split(",") if u.strip()]
 
 
 class NodeSettings(BaseSettings):
