@@ -16,29 +16,20 @@ import click
 from tqdm import tqdm
 
 from sira_seek.backend import SearchBackend
-from sira_seek.llm.factory import create_llm_client
 from sira_seek.llm.ledger import LLMUsageLedger
-from sira_seek.llm.settings import LLMSettings
-from sira_seek.llm.spec import JsonlBackendSpec, LlamaCppBackendSpec, parse_backend_spec
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync.checkpoint import RunStateStore
-from sira_seek.sync.document_prompt import PromptStyle, prompt_id
 from sira_seek.sync.estimate import estimate_run
 from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
 from sira_seek.sync.index_status import index_sync_status
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.migrate import migrate_index
-from sira_seek.sync.phrase_sources import (
-    JsonlPhraseSource,
-    LLMPhraseSource,
-    LLMUnavailableError,
-    PhraseSource,
-)
+from sira_seek.sync.phrase_sources import LLMUnavailableError, PhraseSource
 from sira_seek.sync.resumable_scan import processed_by_run_query
 from sira_seek.sync.run_report import RunCounts, RunReport
 from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
 from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
+from sira_seek.sync.source_factory import build_phrase_source
 
 from .options import backend_from_options, cluster_options, friendly_errors
 
@@ -76,35 +67,15 @@ def _phrase_source(
     no_cache: bool,
     ledger: LLMUsageLedger,
 ) -> PhraseSource:
-    if llm is not None:
-        spec = parse_backend_spec(llm)
-        if isinstance(spec, JsonlBackendSpec):
-            from_jsonl = spec.path
-    if from_jsonl is not None:
-        return JsonlPhraseSource(
-            from_jsonl,
-            model=model_id,
-            prompt_id=prompt_id_override or "jsonl",
-            max_phrases=settings.max_phrases,
-            max_categories=settings.max_categories,
-        )
-    assert llm is not None
-    style: PromptStyle
-    if prompt_style == "auto":
-        style = "completion" if isinstance(spec, LlamaCppBackendSpec) else "chat"
-    else:
-        style = prompt_style  # type: ignore[assignment]
-    client = SyncLLMClient(
-        create_llm_client(spec, settings=LLMSettings(), ledger=ledger, use_cache=not no_cache)
-    )
-    return LLMPhraseSource(
-        client,
-        style=style,
-        prompt_id=prompt_id_override
-        or prompt_id(style, categories=categories, text_budget=settings.text_budget_chars),
-        max_phrases=settings.max_phrases,
-        max_categories=settings.max_categories if categories else 0,
-        concurrency=settings.llm_concurrency,
+    return build_phrase_source(
+        settings,
+        from_jsonl=from_jsonl,
+        llm=llm,
+        model_id=model_id,
+        prompt_id_override=prompt_id_override,
+        prompt_style=prompt_style,  # type: ignore[arg-type]  # click.Choice checked it
+        categories=categories,
+        use_cache=not no_cache,
         ledger=ledger,
     )
 

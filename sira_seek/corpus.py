@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -46,7 +47,7 @@ def corpus_file(path: Path) -> Path:
     return path
 
 
-def _json_lines(path: Path, report: ReadReport) -> Iterator[tuple[int, dict]]:
+def _json_lines(path: Path, report: ReadReport) -> Iterator[tuple[int, dict[str, Any]]]:
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():

@@ -38,7 +38,8 @@ class EnrichmentLayout(BaseModel):
 
 def enrichment_properties() -> dict[str, Any]:
     """The ``sira_enrichment`` and ``sira_sync`` properties, as shipped in mappings/."""
-    return load_mapping_file("enrichment_fields.json")
+    properties: dict[str, Any] = load_mapping_file("enrichment_fields.json")
+    return properties
 
 
 def _leaf_fields(props: Mapping[str, Any], prefix: str = "") -> dict[str, dict[str, Any]]:

@@ -1,0 +1,405 @@
+"""The Python entry point: ``sira_seek.connect()`` and the ``SiraSeek`` facade over one cluster.
+
+The command line and this facade call the same library functions (``ingest_corpus``,
+``SiraRetriever``, the SEEK session, ``SyncRunner``, the ir-measures evaluation), so a notebook
+gets exactly the numbers ``sira-seek`` prints. The facade only chooses and wires those pieces:
+it holds no algorithm of its own. Heavy modules are imported inside the methods that need
+them, so ``import sira_seek`` and ``connect()`` stay quick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from sira_seek.backend import SearchBackend
+from sira_seek.config import ClusterSettings, NodeSettings
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from sira_seek.corpus import Query
+    from sira_seek.ingest import IngestReport
+    from sira_seek.seek.results import SeekResult
+    from sira_seek.seek.retrieval import Retriever
+    from sira_seek.seek.settings import SeekMethod, SeekVariant
+    from sira_seek.sira.expansions import QueryExpander
+    from sira_seek.sira.results import SiraResult
+    from sira_seek.sira.settings import SiraSettings, Task
+    from sira_seek.sync.run_report import RunReport
+
+logger = logging.getLogger(__name__)
+
+RetrievalMethod = Literal["bm25", "sira"]
+Engine = Literal["opensearch", "elasticsearch"]
+#: Precomputed expansions: a JSONL file (``{"_id" or "text", "keywords": [...]}`` per line) or
+#: a mapping from a query id or the exact query text to its candidate phrases.
+Expansions = Path | str | Mapping[str, Sequence[str]]
+
+
+def connect(
+    url: str | None = None,
+    *,
+    api_key: str | None = None,
+    username: str | None = None,
+    password: str | None = None,
+    ca_certs: Path | str | None = None,
+    ssl_fingerprint: str | None = None,
+    verify_certs: bool = True,
+    engine: Engine | None = None,
+) -> SiraSeek:
+    """Connect to a cluster and return a ``SiraSeek`` facade over it.
+
+    Arguments left out are read from ``SIRA_SEEK_*`` environment variables, as on the command
+    line (``SIRA_SEEK_URL``, ``SIRA_SEEK_API_KEY``, ``SIRA_SEEK_PASSWORD`` ...). With no URL at
+    all the local node started by ``sira-seek node up`` is used (``engine`` picks one when both
+    run); with neither, a ``SiraSeekEngineError`` says how to get one. The engine behind the URL
+    is detected, not configured.
+    """
+    from sira_seek.esplugin.cluster import resolve_url
+    from sira_seek.esplugin.registry import connect as connect_backend
+
+    given = {
+        "url": url,
+        "api_key": api_key,
+        "username": username,
+        "password": password,
+        "ca_certs": ca_certs,
+        "ssl_fingerprint": ssl_fingerprint,
+    }
+    settings = ClusterSettings.model_validate(
+        {**{k: v for k, v in given.items() if v is not None}, "verify_certs": verify_certs}
+    )
+    settings = resolve_url(settings, NodeSettings(), engine=engine)
+    backend = connect_backend(settings)
+    logger.info("connected to %s", settings.url)
+    return SiraSeek(backend)
+
+
+class SiraSeek:
+    """SIRA retrieval, SEEK answers, sira-sync enrichment and evaluation on one cluster.
+
+    Build it with ``sira_seek.connect()`` (or around any ``SearchBackend``). Every method takes
+    its options by keyword and returns the library's typed results; close it when done, or use
+    it as a context manager.
+    """
+
+    def __init__(self, backend: SearchBackend) -> None:
+        self._backend = backend
+
+    @property
+    def backend(self) -> SearchBackend:
+        """The engine boundary itself, for anything the facade does not wrap."""
+        return self._backend
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the cluster client (its connection pool)."""
+        self._backend.close()
+
+    def __enter__(self) -> SiraSeek:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SiraSeek({type(self._backend).__name__})"
+
+    # -- corpus --------------------------------------------------------------------------------
+    def ingest(
+        self,
+        path: Path | str,
+        index: str,
+        *,
+        shards: int = 1,
+        replicas: int = 0,
+        recreate: bool = False,
+    ) -> IngestReport:
+        """Load a BEIR corpus (a folder with corpus.jsonl, or the file) into ``index``.
+
+        Safe to re-run: records are upserted by ``_id``, unchanged ones are no-ops, and
+        enrichment written by sira-sync survives. One shard (the default) keeps DF exact.
+        ``recreate`` deletes the index first.
+        """
+        from sira_seek.ingest import ingest_corpus
+
+        if recreate:
+            self._backend.delete_index(index)
+        report = ingest_corpus(self._backend, index, Path(path), shards=shards, replicas=replicas)
+        logger.info(
+            "ingested %s: %d written, %d unchanged, %d bad records, %d failed",
+            index,
+            report.written,
+            report.unchanged,
+            len(report.bad_records),
+            len(report.failed),
+        )
+        return report
+
+    # -- retrieval -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        index: str,
+        method: RetrievalMethod = "bm25",
+        expansions: Expansions | None = None,
+        llm: str | None = None,
+        k: int = 10,
+        tau: float | None = None,
+        weight: float | None = None,
+        task: Task | None = None,
+        query_id: str | None = None,
+    ) -> SiraResult:
+        """Search ``index`` with BM25 or SIRA; the result holds hits, the exact request body
+        (``result.explain()`` gives it in Dev Tools syntax), the candidate table and timings.
+
+        ``method="sira"`` needs candidate phrases: ``expansions`` (precomputed) or ``llm`` (a
+        spec such as ``openai:URL#MODEL`` or ``llamacpp:gemma3-270m``, as ``--llm``). ``tau``
+        and ``weight`` default to ``SiraSettings`` (0.1 and 0.5). A failed LLM call falls back
+        to BM25 and says so in ``result.notes``.
+        """
+        from sira_seek.sira.retriever import SiraRetriever
+
+        settings = _sira_settings(tau=tau, weight=weight, task=task, size=k)
+        expander = _expander(method, expansions, llm, settings.task)
+        retriever = SiraRetriever(
+            self._backend, index, settings=settings, expander=expander, source=["title"]
+        )
+        try:
+            return retriever.search(query, query_id=query_id)
+        finally:
+            retriever.close()
+
+    def evaluate(
+        self,
+        index: str,
+        *,
+        queries: Path | str | Sequence[Query],
+        qrels: Path | str | Mapping[str, Mapping[str, int]],
+        method: RetrievalMethod = "bm25",
+        expansions: Expansions | None = None,
+        llm: str | None = None,
+        tau: float | None = None,
+        weight: float | None = None,
+        task: Task | None = None,
+    ) -> dict[str, float]:
+        """nDCG@10, Recall@10, Recall@100 (ir-measures) and the number of judged queries.
+
+        ``queries`` is a BEIR queries.jsonl (or ``Query`` objects), ``qrels`` a BEIR qrels TSV
+        (or ``{query_id: {doc_id: grade}}``); the same code as ``sira-seek eval retrieval``.
+        """
+        from sira_seek.corpus import read_qrels, read_queries
+        from sira_seek.evaluation.retrieval import evaluate_bm25
+        from sira_seek.sira.evaluation import evaluate_sira
+
+        query_list = (
+            read_queries(Path(queries)) if isinstance(queries, str | Path) else list(queries)
+        )
+        judgements = read_qrels(Path(qrels)) if isinstance(qrels, str | Path) else qrels
+        if not self._backend.index_exists(index):
+            raise ValueError(f"index {index!r} does not exist: ingest a corpus into it first")
+        settings = _sira_settings(tau=tau, weight=weight, task=task)
+        expander = _expander(method, expansions, llm, settings.task)
+        if expander is None:
+            return evaluate_bm25(self._backend, index, query_list, judgements)
+        try:
+            return evaluate_sira(
+                self._backend, index, query_list, judgements, expander=expander, settings=settings
+            )
+        finally:
+            expander.close()
+
+    # -- answers -------------------------------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        *,
+        index: str | None,
+        llm: str | None = None,
+        retriever: RetrievalMethod = "bm25",
+        expansions: Path | str | None = None,
+        method: SeekMethod = "seek",
+        variant: SeekVariant = "sequential",
+        top_k: int | None = None,
+        use_cache: bool | None = None,
+    ) -> SeekResult:
+        """Answer ``question`` with SEEK (or a baseline ``method``) over ``index``.
+
+        The result carries the completed sketch, every sub-query with the ids it retrieved, the
+        answer, LLM usage and timings. ``llm`` is a spec as for ``--llm`` (default: the
+        ``SIRA_SEEK_LLM_BACKEND`` setting, else the embedded CPU model). Blocking; inside a
+        running event loop (a notebook) use ``await aask(...)``.
+        """
+        return asyncio.run(
+            self.aask(
+                question,
+                index=index,
+                llm=llm,
+                retriever=retriever,
+                expansions=expansions,
+                method=method,
+                variant=variant,
+                top_k=top_k,
+                use_cache=use_cache,
+            )
+        )
+
+    async def aask(
+        self,
+        question: str,
+        *,
+        index: str | None,
+        llm: str | None = None,
+        retriever: RetrievalMethod = "bm25",
+        expansions: Path | str | None = None,
+        method: SeekMethod = "seek",
+        variant: SeekVariant = "sequential",
+        top_k: int | None = None,
+        use_cache: bool | None = None,
+    ) -> SeekResult:
+        """``ask`` for code already inside an event loop."""
+        from sira_seek.seek.api import build_retriever, open_session
+        from sira_seek.seek.settings import SeekSettings
+
+        if not question.strip():
+            raise ValueError("the question is empty")
+        knobs: dict[str, object] = {"method": method, "variant": variant}
+        if top_k is not None:
+            knobs["top_k"] = top_k
+        settings = SeekSettings.model_validate(knobs)
+        found: Retriever | None = None
+        if method != "vanilla-llm":
+            if not index:
+                raise ValueError(f"method {method!r} retrieves: give index=NAME")
+            if not self._backend.index_exists(index):
+                raise ValueError(f"index {index!r} does not exist: ingest a corpus into it first")
+            found = build_retriever(
+                self._backend,
+                index,
+                retriever,
+                sira_llm_spec=llm,
+                sira_expansions=Path(expansions) if expansions is not None else None,
+            )
+        session = open_session(
+            retriever=found, llm_spec=llm, settings=settings, use_cache=use_cache
+        )
+        try:
+            return await session.answer(question)
+        finally:
+            await session.aclose()
+
+    # -- enrichment ----------------------------------------------------------------------------
+    def enrich(
+        self,
+        index: str,
+        *,
+        llm: str | None = None,
+        from_jsonl: Path | str | None = None,
+        fields: Sequence[str] = ("title", "text"),
+        tau: float | None = None,
+        categories: bool = False,
+        slice: str | None = None,
+        resume: bool = False,
+        dry_run: bool = False,
+        state_dir: Path | str | None = None,
+        use_cache: bool = True,
+    ) -> RunReport:
+        """One sira-sync run over ``index``: enrich the documents that are new or changed.
+
+        Phrases come from exactly one of ``llm`` (a spec) and ``from_jsonl`` (precomputed
+        ``{"_id", "keywords", "categories"}`` lines); each is kept only when its DF in the raw
+        corpus is at most ``tau * |C|``. ``slice`` is worker ``"i/N"``; ``resume`` continues
+        that slice's unfinished run. Safe to re-run and to kill, as the ``sira-sync`` command.
+        """
+        from sira_seek.llm.ledger import LLMUsageLedger
+        from sira_seek.sync.runner import SyncRunner
+        from sira_seek.sync.settings import SyncSettings
+        from sira_seek.sync.slicing import SliceSpec
+        from sira_seek.sync.source_factory import build_phrase_source
+
+        overrides: dict[str, object] = {"fields": tuple(fields)}
+        if tau is not None:
+            overrides["tau"] = tau
+        if state_dir is not None:
+            overrides["state_dir"] = Path(state_dir)
+        if llm is not None:
+            # Pages of an LLM run are a few batches of requests, so checkpoints move (as the CLI).
+            overrides["page_size"] = 4 * SyncSettings().llm_concurrency
+        settings = SyncSettings.model_validate(overrides)
+        ledger = LLMUsageLedger()
+        source = build_phrase_source(
+            settings,
+            from_jsonl=Path(from_jsonl) if from_jsonl is not None else None,
+            llm=llm,
+            categories=categories,
+            use_cache=use_cache,
+            ledger=ledger,
+        )
+        try:
+            runner = SyncRunner(
+                self._backend,
+                index,
+                source,
+                settings,
+                slice_spec=SliceSpec.parse(slice),
+                dry_run=dry_run,
+                resume=resume,
+            )
+            report = runner.run()
+        finally:
+            source.close()
+        if ledger.records:
+            report.llm_usage = ledger.summary()
+        logger.info(
+            "sira-sync %s: %d seen, %d enriched, %d failed",
+            index,
+            report.counts.seen,
+            report.counts.enriched,
+            report.counts.failed,
+        )
+        return report
+
+
+def _sira_settings(
+    *, tau: float | None, weight: float | None, task: Task | None, size: int | None = None
+) -> SiraSettings:
+    """SiraSettings with only the knobs given; the rest keep their defaults and env vars."""
+    from sira_seek.sira.settings import SiraSettings
+
+    values = {"tau": tau, "weight": weight, "task": task, "size": size}
+    return SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
+
+
+def _expander(
+    method: RetrievalMethod, expansions: Expansions | None, llm: str | None, task: Task
+) -> QueryExpander | None:
+    """Where SIRA's candidate phrases come from; BM25 takes none, SIRA exactly one source."""
+    from sira_seek.llm.precomputed import PrecomputedKeywords
+    from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander
+
+    if method == "bm25":
+        if expansions is not None or llm is not None:
+            raise ValueError("expansions / llm apply to method='sira' only")
+        return None
+    if method != "sira":
+        raise ValueError(f"method must be 'bm25' or 'sira', not {method!r}")
+    if (expansions is None) == (llm is None):
+        raise ValueError("method='sira' needs exactly one of expansions and llm")
+    if isinstance(expansions, str | Path):
+        return PrecomputedExpander.from_file(expansions)
+    if expansions is not None:
+        # A key may be a query id or the query's exact text: both tables look it up.
+        table = {key: list(phrases) for key, phrases in expansions.items()}
+        return PrecomputedExpander(PrecomputedKeywords(by_id=table, by_text=table))
+    assert llm is not None
+    return LLMExpander.from_spec(llm, task=task)
