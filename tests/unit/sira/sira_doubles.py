@@ -1,143 +1,91 @@
-"""An in-memory stand-in for a cluster, answering the few REST calls SIRA makes.
+"""SIRA's unit doubles: a backend whose document frequencies come from a table, and a
+scripted LLM client.
 
-It analyses like the basic layout (lowercase, stopwords, bigram shingles) and serves document
-frequencies from a table, so DF decisions can be tested exactly without a node.
+``DFTableBackend`` is the shared ``InMemoryBackend`` (a plain ``SearchBackend``, no REST) with
+its corpus replaced by a DF table, so DF decisions can be tested exactly without writing a
+thousand documents: every field gives a term the table's DF, |C| is ``doc_count``. Analysis is
+the shared double's (lowercase words minus stopwords, bigram shingles for ``*.shingles``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sira_seek.backend import Capabilities, ClusterInfo, SearchHit, SearchResult, TermStatistic
-from sira_seek.backend import TextTermStatistics as TTS
+from in_memory_backend import InMemoryBackend, field_terms
+
+from sira_seek.backend import (
+    Capabilities,
+    FieldStatistics,
+    LiveDocFrequencies,
+    SearchHit,
+    TermCount,
+    TermStatistic,
+    TextTermStatistics,
+)
 from sira_seek.llm.client import generate_many_bounded
 from sira_seek.llm.errors import ServerUnreachableError
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 
-STOP = {"the", "a", "of", "and", "is", "in", "what"}
+CONTENTS_ONLY = {"contents": {"type": "text", "fields": {"shingles": {"type": "text"}}}}
 
 
-def analyze(text: str) -> list[str]:
-    return [t for t in re.findall(r"\w+", text.lower()) if t not in STOP]
+class DFTableBackend(InMemoryBackend):
+    """A ``SearchBackend`` whose statistics are a table; searches return scripted hits.
 
+    ``calls`` records each analysis or DF round trip (method name, arguments); ``populated``
+    names the fields an ``exists`` count finds in some document.
+    """
 
-def shingles(text: str) -> list[str]:
-    toks = analyze(text)
-    return [f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)]
-
-
-class FakeBackend:
-    """Enough of a ``SearchBackend`` (plus ``request``) for SIRA's unit tests."""
-
-    name = "fake"
+    name = "df-table"
 
     def __init__(
         self,
         df: Mapping[str, int],
         *,
         doc_count: int = 1000,
-        mapping: dict[str, Any] | None = None,
+        properties: dict[str, Any] | None = None,
         populated: set[str] | None = None,
     ) -> None:
+        super().__init__(properties=properties if properties is not None else CONTENTS_ONLY)
         self.df = dict(df)
         self.doc_count = doc_count
-        self.info = ClusterInfo(engine="fake", version="1.0", url="http://fake")
-        self.mapping = mapping or {
-            "idx": {
-                "mappings": {
-                    "properties": {
-                        "contents": {"type": "text", "fields": {"shingles": {"type": "text"}}}
-                    }
-                }
-            }
-        }
         self.populated = populated or set()
         self.named_scores = False
-        self.search_params: list[Any] = []
-        self.requests: list[tuple[str, str, Any]] = []
-        self.searches: list[dict[str, Any]] = []
-        self.hits: list[SearchHit] = [SearchHit(id="d1", score=2.0), SearchHit(id="d2", score=1.0)]
+        self.hits = [SearchHit(id="d1", score=2.0), SearchHit(id="d2", score=1.0)]
 
-    # -- what SIRA calls -------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
         return Capabilities(named_queries_score=self.named_scores)
-
-    def index_exists(self, index: str) -> bool:
-        return index == "idx"
-
-    def get_mapping(self, index: str) -> dict[str, Any]:
-        return self.mapping
 
     def count(self, index: str, query: Mapping[str, Any] | None = None) -> int:
         field = (query or {}).get("exists", {}).get("field")
         return 5 if field in self.populated else 0
 
-    def _field_terms(self, field: str, text: str) -> dict[str, Any]:
-        terms = shingles(text) if field.endswith("shingles") else analyze(text)
-        out: dict[str, Any] = {}
-        for term in terms:
-            stats: dict[str, Any] = {"term_freq": 1}
-            if self.df.get(term, 0) > 0:
-                stats |= {"doc_freq": self.df[term], "ttf": self.df[term]}
-            out[term] = stats
-        return {"field_statistics": {"doc_count": self.doc_count}, "terms": out}
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Any = None,
-        body: Any = None,
-        ignore: tuple[int, ...] = (),
-    ) -> Any:
-        self.requests.append((method, path, body))
-        assert path.endswith("/_mtermvectors"), path
-        docs = []
-        for doc in body["docs"]:
-            text = doc["doc"]["contents"]
-            docs.append({"term_vectors": {f: self._field_terms(f, text) for f in doc["fields"]}})
-        return {"docs": docs}
+    def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
+        self.calls.append(("live_doc_freqs", list(terms)))
+        ordered = list(dict.fromkeys(terms))
+        return LiveDocFrequencies(
+            doc_count=self.doc_count,
+            counts=[TermCount(field=f, term=t, doc_freq=self.df.get(t, 0)) for f, t in ordered],
+        )
 
     def term_statistics(
         self, index: str, field: str, texts: list[str], *, source_field: str | None = None
-    ) -> list[TTS]:
-        self.requests.append(("POST", f"/{index}/_mtermvectors", field))
-        out = []
-        for text in texts:
-            raw = self._field_terms(field, text)["terms"]
-            terms = [TermStatistic(term=t, doc_freq=s.get("doc_freq", 0)) for t, s in raw.items()]
-            out.append(
-                TTS(
-                    text=text,
-                    field=field,
-                    terms=terms,
-                    field_statistics={"doc_count": self.doc_count},
-                )
+    ) -> list[TextTermStatistics]:
+        self.calls.append(("term_statistics", (field, list(texts))))
+        return [
+            TextTermStatistics(
+                text=text,
+                field=field,
+                terms=[
+                    TermStatistic(term=t, doc_freq=self.df.get(t, 0))
+                    for t in field_terms(field, text)
+                ],
+                field_statistics=FieldStatistics(doc_count=self.doc_count),
             )
-        return out
-
-    def search(self, index: str, body: Mapping[str, Any], params: Any = None) -> SearchResult:
-        self.searches.append(dict(body))
-        self.search_params.append(params)
-        return SearchResult(hits=self.hits, total=len(self.hits), took_ms=1)
-
-    def msearch(
-        self, index: str, bodies: Sequence[Mapping[str, Any]], params: Any = None
-    ) -> list[SearchResult]:
-        return [self.search(index, b) for b in bodies]
-
-
-class NoRequestBackend(FakeBackend):
-    """A backend without the generic ``request``: the DF check must fall back per field."""
-
-    def __getattribute__(self, name: str) -> Any:
-        if name == "request":
-            raise AttributeError(name)
-        return super().__getattribute__(name)
+            for text in texts
+        ]
 
 
 DF = {

@@ -1,22 +1,27 @@
-"""The DF filter: one request per query, and a decision with a reason for every candidate."""
+"""The DF filter: two round trips per query (analysis, live counting) whatever the number of
+candidates, and a decision with a reason for every candidate."""
 
 from __future__ import annotations
 
 import pytest
-from sira_fakes import DF, FakeBackend, NoRequestBackend
+from sira_doubles import DF, DFTableBackend
 
+from sira_seek.backend import SearchBackend
 from sira_seek.sira.df_check import DocFrequencyChecker, TooManyCandidatesError, decide
 from sira_seek.sira.index_profile import IndexProfile
 
 
-def _checker(backend: FakeBackend, tau: float = 0.1, **kw: int) -> DocFrequencyChecker:
+def _checker(backend: DFTableBackend, tau: float = 0.1, **kw: int) -> DocFrequencyChecker:
     return DocFrequencyChecker(backend, IndexProfile(index="idx"), tau=tau, **kw)
 
 
-def test_every_candidate_gets_a_decision_in_one_round_trip(fake_backend: FakeBackend) -> None:
+def _call_names(backend: DFTableBackend) -> list[str]:
+    return [name for name, _ in backend.calls]
+
+
+def test_every_candidate_gets_a_decision(fake_backend: DFTableBackend) -> None:
     phrases = ["Christopher Nolan", "film director", "zzzxq", "the of", "Malayalam cinema"]
     table = _checker(fake_backend).check(phrases)
-    assert len(fake_backend.requests) == 1 and table.round_trips == 1
     got = {c.phrase: c.decision for c in table.candidates}
     assert got == {
         "Christopher Nolan": "kept",  # nolan: DF 7 <= 100
@@ -31,16 +36,29 @@ def test_every_candidate_gets_a_decision_in_one_round_trip(fake_backend: FakeBac
     assert nolan.doc_freq == 7 and "'nolan'" in nolan.reason
 
 
-def test_one_request_covers_unigram_and_shingle_fields(fake_backend: FakeBackend) -> None:
+@pytest.mark.parametrize("n_phrases", [1, 5, 40, 300])
+def test_two_round_trips_whatever_the_number_of_phrases(n_phrases: int) -> None:
+    """Analysis of every phrase in one call, counting of every term in one more: a loop over
+    phrases (or over fields) would make this grow with the candidates."""
+    backend = DFTableBackend(DF)
+    phrases = [f"nolan film{i} cinema" for i in range(n_phrases)]
+    table = _checker(backend).check(phrases, query="who directed Inception")
+    assert _call_names(backend) == ["analyze_terms", "live_doc_freqs"]
+    assert table.round_trips == 2
+    assert len(table.candidates) == n_phrases
+
+
+def test_one_analysis_covers_unigram_and_shingle_fields(fake_backend: DFTableBackend) -> None:
     _checker(fake_backend).check(["Christopher Edward Nolan"])
-    ((_, path, body),) = fake_backend.requests
-    assert path == "/idx/_mtermvectors"
-    assert body["docs"][0]["fields"] == ["contents", "contents.shingles"]
-    assert body["docs"][0]["term_statistics"] is True
+    (_, (fields, texts)), (_, terms) = fake_backend.calls
+    assert fields == ["contents", "contents.shingles"] and texts == ["Christopher Edward Nolan"]
+    assert ("contents", "edward") in terms
+    assert ("contents.shingles", "christopher edward") in terms
+    assert ("contents", "christopher edward") not in terms  # each field's own analysis
 
 
 def test_a_rare_bigram_window_keeps_a_phrase_of_common_words() -> None:
-    backend = FakeBackend({"new": 500, "york": 400, "new york": 30}, doc_count=1000)
+    backend = DFTableBackend({"new": 500, "york": 400, "new york": 30}, doc_count=1000)
     table = _checker(backend).check(["New York"])
     assert table.candidates[0].decision == "kept"
     assert table.candidates[0].has_known_ngrams()
@@ -48,25 +66,26 @@ def test_a_rare_bigram_window_keeps_a_phrase_of_common_words() -> None:
 
 
 def test_enrichment_fields_are_checked_in_the_same_request() -> None:
-    backend = FakeBackend(DF)
+    backend = DFTableBackend(DF)
     profile = IndexProfile(
         index="idx",
         phrase_field="sira_enrichment.phrases",
         phrase_shingle_field="sira_enrichment.phrases.shingles",
     )
     DocFrequencyChecker(backend, profile, tau=0.1).check(["nolan"])
-    ((_, _, body),) = backend.requests
-    assert body["docs"][0]["fields"] == [
+    assert _call_names(backend) == ["analyze_terms", "live_doc_freqs"]
+    (_, (fields, _)), (_, terms) = backend.calls
+    assert fields == [
         "contents",
         "sira_enrichment.phrases",
         "contents.shingles",
         "sira_enrichment.phrases.shingles",
     ]
-    assert body["docs"][0]["doc"] == {"contents": "nolan", "sira_enrichment": {"phrases": "nolan"}}
+    assert terms == [("contents", "nolan"), ("sira_enrichment.phrases", "nolan")]
 
 
 def test_df_is_summed_over_source_and_enrichment_fields() -> None:
-    backend = FakeBackend({"nolan": 60})
+    backend = DFTableBackend({"nolan": 60})
     profile = IndexProfile(index="idx", phrase_field="sira_enrichment.phrases")
     table = DocFrequencyChecker(backend, profile, tau=0.1).check(["nolan"])
     # 60 in contents + 60 in phrases = 120 > 100
@@ -74,7 +93,7 @@ def test_df_is_summed_over_source_and_enrichment_fields() -> None:
     assert table.candidates[0].doc_freq == 120
 
 
-def test_limits_too_long_over_limit_and_too_many(fake_backend: FakeBackend) -> None:
+def test_limits_too_long_over_limit_and_too_many(fake_backend: DFTableBackend) -> None:
     long_phrase = " ".join(["nolan"] * 9)
     table = _checker(fake_backend, max_kept=1).check(["nolan", "malayalam", long_phrase])
     assert [c.decision for c in table.candidates] == ["kept", "over_limit", "too_long"]
@@ -82,21 +101,20 @@ def test_limits_too_long_over_limit_and_too_many(fake_backend: FakeBackend) -> N
         _checker(fake_backend, max_candidates=2).check(["a1", "b2", "c3"])
 
 
-def test_tau_moves_the_too_common_boundary(fake_backend: FakeBackend) -> None:
+def test_tau_moves_the_too_common_boundary(fake_backend: DFTableBackend) -> None:
     assert _checker(fake_backend, tau=0.3).check(["director"]).candidates[0].kept
     assert not _checker(fake_backend, tau=0.299).check(["director"]).candidates[0].kept
 
 
-def test_no_candidates_means_no_request(fake_backend: FakeBackend) -> None:
+def test_no_candidates_means_no_request(fake_backend: DFTableBackend) -> None:
     table = _checker(fake_backend).check([])
-    assert table.candidates == [] and fake_backend.requests == []
+    assert table.candidates == [] and fake_backend.calls == [] and table.round_trips == 0
 
 
-def test_backend_without_request_falls_back_to_one_call_per_field() -> None:
-    backend = NoRequestBackend(DF)
-    table = _checker(backend).check(["Christopher Nolan", "zzzxq"])
-    assert table.round_trips == 2
-    assert [c.decision for c in table.candidates] == ["kept", "absent"]
+def test_the_double_is_a_search_backend_without_raw_rest(fake_backend: DFTableBackend) -> None:
+    """Core code must reach an engine only through the protocol's typed methods."""
+    assert isinstance(fake_backend, SearchBackend)
+    assert not hasattr(fake_backend, "request")
 
 
 def test_decide_reports_the_rarest_window() -> None:
@@ -111,12 +129,12 @@ def test_decide_reports_the_rarest_window() -> None:
     assert d.kept and d.doc_freq == 5
 
 
-def test_phrases_that_only_repeat_the_query_are_dropped(fake_backend: FakeBackend) -> None:
+def test_phrases_that_only_repeat_the_query_are_dropped(fake_backend: DFTableBackend) -> None:
     query = "Are Christopher Nolan and Malayalam film directors alike?"
     table = _checker(fake_backend).check(["Nolan", "Christopher Edward Nolan"], query=query)
-    assert len(fake_backend.requests) == 1  # the query rides in the same request
-    ((_, _, body),) = fake_backend.requests
-    assert body["docs"][-1]["doc"]["contents"] == query
+    assert _call_names(fake_backend) == ["analyze_terms", "live_doc_freqs"]
+    (_, (_, texts)), _ = fake_backend.calls
+    assert texts[-1] == query  # the query rides in the same analysis call
     copy, new = table.candidates
     assert copy.decision == "in_query" and "no term the query lacks" in copy.reason
     assert new.decision == "kept"  # "edward" is new; its query terms count in both parts

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sira_fakes import ScriptedClient
+from sira_doubles import ScriptedClient
 
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryInput
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sira_fakes import FakeBackend, ScriptedClient
+from sira_doubles import DFTableBackend, ScriptedClient
 
 from sira_seek.backend import SearchHit
 from sira_seek.llm.request import LLMRequest
@@ -53,7 +53,7 @@ def test_reranker_top_n_only_and_usage_recorded() -> None:
     assert len(calls) == 3 and ms > 0
 
 
-def test_retriever_reranks_and_keeps_the_engine_rank(fake_backend: FakeBackend) -> None:
+def test_retriever_reranks_and_keeps_the_engine_rank(fake_backend: DFTableBackend) -> None:
     fake_backend.hits = [
         SearchHit(id="d1", score=3.0, source={"title": "one", "text": "nothing"}),
         SearchHit(id="d2", score=2.0, source={"title": "two", "text": "ANSWER"}),

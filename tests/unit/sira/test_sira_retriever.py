@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sira_fakes import DF, FakeBackend
+from sira_doubles import DF, DFTableBackend
 
 from sira_seek.sira.categories import CategoryGrounder, rank_neighbours
 from sira_seek.sira.df_check import TooManyCandidatesError
@@ -13,23 +13,17 @@ from sira_seek.sira.retriever import EmptyQueryError, SiraRetriever
 from sira_seek.sira.settings import SiraSettings
 
 ENRICHED = {
-    "idx": {
-        "mappings": {
-            "properties": {
-                "contents": {"type": "text", "fields": {"shingles": {"type": "text"}}},
-                "sira_enrichment": {
-                    "properties": {
-                        "phrases": {"type": "text", "fields": {"shingles": {"type": "text"}}},
-                        "categories": {"type": "keyword", "fields": {"words": {"type": "text"}}},
-                    }
-                },
-            }
+    "contents": {"type": "text", "fields": {"shingles": {"type": "text"}}},
+    "sira_enrichment": {
+        "properties": {
+            "phrases": {"type": "text", "fields": {"shingles": {"type": "text"}}},
+            "categories": {"type": "keyword", "fields": {"words": {"type": "text"}}},
         }
-    }
+    },
 }
 
 
-def test_kept_phrases_become_a_weighted_clause(fake_backend: FakeBackend) -> None:
+def test_kept_phrases_become_a_weighted_clause(fake_backend: DFTableBackend) -> None:
     r = SiraRetriever(fake_backend, "idx", settings=SiraSettings(tau=0.1, weight=0.4))
     res = r.search("who directed Inception", phrases=["Christopher Nolan", "zzzxq"])
     assert not res.plain_bm25
@@ -42,18 +36,18 @@ def test_kept_phrases_become_a_weighted_clause(fake_backend: FakeBackend) -> Non
     assert [c.decision for c in res.candidates.candidates] == ["kept", "absent"]
 
 
-def test_no_kept_phrase_means_plain_bm25(fake_backend: FakeBackend) -> None:
+def test_no_kept_phrase_means_plain_bm25(fake_backend: DFTableBackend) -> None:
     res = SiraRetriever(fake_backend, "idx").search("who", phrases=["zzzxq", "the"])
     assert res.plain_bm25
     assert res.body["query"] == {"match": {"contents": {"query": "who", "_name": "sira_original"}}}
 
 
-def test_no_expander_is_plain_bm25_with_a_note(fake_backend: FakeBackend) -> None:
+def test_no_expander_is_plain_bm25_with_a_note(fake_backend: DFTableBackend) -> None:
     res = SiraRetriever(fake_backend, "idx").search("nolan films")
-    assert res.plain_bm25 and res.notes and fake_backend.requests == []
+    assert res.plain_bm25 and res.notes and fake_backend.calls == []
 
 
-def test_empty_and_long_queries(fake_backend: FakeBackend) -> None:
+def test_empty_and_long_queries(fake_backend: DFTableBackend) -> None:
     r = SiraRetriever(fake_backend, "idx", settings=SiraSettings(max_query_words=5))
     with pytest.raises(EmptyQueryError):
         r.search("  \n\t ")
@@ -61,20 +55,22 @@ def test_empty_and_long_queries(fake_backend: FakeBackend) -> None:
     assert res.query == "one two three four five" and "cut from 7 to 5" in res.notes[0]
 
 
-def test_too_many_candidates_is_a_clear_error(fake_backend: FakeBackend) -> None:
+def test_too_many_candidates_is_a_clear_error(fake_backend: DFTableBackend) -> None:
     r = SiraRetriever(fake_backend, "idx", settings=SiraSettings(max_candidates=3))
     with pytest.raises(TooManyCandidatesError, match="4 candidate phrases"):
         r.search("q", phrases=["a1", "a2", "a3", "a4"])
 
 
-def test_search_many_uses_one_df_request_per_query_and_msearch(fake_backend: FakeBackend) -> None:
+def test_search_many_uses_one_df_request_per_query_and_msearch(
+    fake_backend: DFTableBackend,
+) -> None:
     r = SiraRetriever(fake_backend, "idx")
     results = r.search_many([QueryInput(text="a", id="1"), QueryInput(text="b", id="2")])
     assert [x.query_id for x in results] == ["1", "2"]
     assert len(fake_backend.searches) == 2
 
 
-def test_profile_without_contents_or_index_is_a_clear_error(fake_backend: FakeBackend) -> None:
+def test_profile_without_contents_or_index_is_a_clear_error(fake_backend: DFTableBackend) -> None:
     with pytest.raises(SiraIndexError, match="no `contents` field"):
         profile_from_mapping("x", {"x": {"mappings": {"properties": {"body": {"type": "text"}}}}})
     with pytest.raises(SiraIndexError, match="does not exist"):
@@ -82,12 +78,12 @@ def test_profile_without_contents_or_index_is_a_clear_error(fake_backend: FakeBa
 
 
 def test_enrichment_fields_count_only_when_populated() -> None:
-    empty = read_index_profile(FakeBackend(DF, mapping=ENRICHED), "idx")
+    empty = read_index_profile(DFTableBackend(DF, properties=ENRICHED), "idx")
     assert not empty.has_enrichment and empty.category_field is None
     full = read_index_profile(
-        FakeBackend(
+        DFTableBackend(
             DF,
-            mapping=ENRICHED,
+            properties=ENRICHED,
             populated={"sira_enrichment.phrases", "sira_enrichment.categories"},
         ),
         "idx",
@@ -102,7 +98,7 @@ def test_enrichment_fields_count_only_when_populated() -> None:
 
 
 def test_original_query_also_searches_enrichment_phrases() -> None:
-    backend = FakeBackend(DF, mapping=ENRICHED, populated={"sira_enrichment.phrases"})
+    backend = DFTableBackend(DF, properties=ENRICHED, populated={"sira_enrichment.phrases"})
     res = SiraRetriever(backend, "idx").search("nolan")
     mm = res.body["query"]["multi_match"]
     assert mm["fields"] == ["contents", "sira_enrichment.phrases"]
@@ -120,7 +116,7 @@ def test_category_neighbours_rank_by_word_overlap() -> None:
     assert "Cricket" not in rank_neighbours("film director", found)
 
 
-def test_category_grounding_exists_close_absent(fake_backend: FakeBackend) -> None:
+def test_category_grounding_exists_close_absent(fake_backend: DFTableBackend) -> None:
     from sira_seek.backend import SearchHit, SearchResult
 
     def msearch(index, bodies, params=None):  # noqa: ANN001, ANN202
@@ -144,21 +140,23 @@ def test_category_grounding_exists_close_absent(fake_backend: FakeBackend) -> No
     assert none.decision == "absent" and none.use is None
 
 
-def test_named_query_scores_are_asked_for_and_explained(fake_backend: FakeBackend) -> None:
+def test_named_query_scores_are_asked_for_and_explained(fake_backend: DFTableBackend) -> None:
     fake_backend.named_scores = True
     res = SiraRetriever(fake_backend, "idx").search("nolan")
     assert fake_backend.search_params[-1] == {
         "search_type": "dfs_query_then_fetch",
         "include_named_queries_score": "true",
     }
-    assert res.explain().startswith("GET idx/_search?search_type=dfs_query_then_fetch&include_named_queries_score=true\n")
+    assert res.explain().startswith(
+        "GET idx/_search?search_type=dfs_query_then_fetch&include_named_queries_score=true\n"
+    )
     fake_backend.named_scores = False
     res = SiraRetriever(fake_backend, "idx").search("nolan")
-    assert fake_backend.search_params[-1] is None
-    assert res.explain().startswith("GET idx/_search\n")
+    assert fake_backend.search_params[-1] == {"search_type": "dfs_query_then_fetch"}
+    assert res.explain().startswith("GET idx/_search?search_type=dfs_query_then_fetch\n")
 
 
-def test_ngram_tier_adds_the_shingle_field_for_known_bigrams(fake_backend: FakeBackend) -> None:
+def test_ngram_tier_adds_the_shingle_field_for_known_bigrams(fake_backend: DFTableBackend) -> None:
     phrases = ["Christopher Edward", "Nolan"]  # bigram "christopher edward" has DF 1
     on = SiraRetriever(fake_backend, "idx", settings=SiraSettings(ngram_tier=True))
     clauses = on.search("who", phrases=phrases).body["query"]["bool"]["should"][1]["bool"]

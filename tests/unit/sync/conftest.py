@@ -1,4 +1,4 @@
-"""Fixtures for sira-sync's unit tests; the in-memory index lives in ``sync_fakes``."""
+"""Fixtures for sira-sync's unit tests; the backend double lives in ``tests/unit/doubles``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# The SearchBackend double shared by every unit layer.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 # The scripted LLM double lives with the LLM layer's unit tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 
-from sync_fakes import InMemoryIndex  # noqa: E402
+from in_memory_backend import InMemoryBackend  # noqa: E402
+from sync_doubles import layout_properties  # noqa: E402
 
 from sira_seek.sync.settings import SyncSettings  # noqa: E402
 
@@ -24,8 +27,8 @@ DOCS = {
 
 
 @pytest.fixture
-def memory_index() -> InMemoryIndex:
-    return InMemoryIndex(DOCS)
+def memory_index() -> InMemoryBackend:
+    return InMemoryBackend(DOCS, properties=layout_properties())
 
 
 @pytest.fixture

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from conftest import DOCS
+from in_memory_backend import InMemoryBackend
 from scripted_llm import ScriptedLLMDouble
-from sync_fakes import InMemoryIndex
+from sync_doubles import layout_properties
 
 from sira_seek.llm.errors import ServerUnreachableError
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
@@ -76,7 +77,7 @@ def test_an_unreachable_server_stops_the_run() -> None:
 
 
 def test_llm_run_writes_good_answers_only(tmp_path: Path) -> None:
-    index = InMemoryIndex(DOCS)
+    index = InMemoryBackend(DOCS, properties=layout_properties())
     answers = {i: json.dumps({"keywords": [f"nick {i}"]}) for i in DOCS}
     answers["d05"] = json.dumps({"keywords": 42})
     source = _source(ScriptedLLMDouble(by_prompt=answers))
@@ -87,13 +88,13 @@ def test_llm_run_writes_good_answers_only(tmp_path: Path) -> None:
         source.close()
     assert report.counts.enriched == 19 and report.counts.failed == 1
     assert report.counts.prompt_tokens > 0
-    assert "sira_enrichment" not in index.docs["d05"]["source"]
-    assert index.docs["d06"]["source"]["sira_enrichment"]["phrases"] == ["nick d06"]
-    assert index.docs["d06"]["source"]["sira_sync"]["model"] == "scripted:scripted-model"
+    assert "sira_enrichment" not in index.docs["d05"].source
+    assert index.docs["d06"].source["sira_enrichment"]["phrases"] == ["nick d06"]
+    assert index.docs["d06"].source["sira_sync"]["model"] == "scripted:scripted-model"
 
 
 def test_estimate_measures_a_sample_and_extrapolates(tmp_path: Path) -> None:
-    index = InMemoryIndex(DOCS)
+    index = InMemoryBackend(DOCS, properties=layout_properties())
     double = ScriptedLLMDouble(default=json.dumps({"keywords": ["one two three"]}))
     source = _source(double)
     try:

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import DOCS, standard_records, write_jsonl
-from sync_fakes import InMemoryIndex, layout_mapping
+from in_memory_backend import InMemoryBackend
+from sync_doubles import layout_properties
 
+from sira_seek.backend import ScanContextLostError
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.phrase_sources import JsonlPhraseSource
 from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
@@ -22,18 +24,18 @@ def _source(tmp_path: Path, records: list[dict] | None = None, name: str = "e.js
     return JsonlPhraseSource(write_jsonl(tmp_path / name, records))
 
 
-def _run(index: InMemoryIndex, source, settings: SyncSettings, **kw):
+def _run(index: InMemoryBackend, source, settings: SyncSettings, **kw):
     return SyncRunner(index, "idx", source, settings, **kw).run()
 
 
 def test_enriches_with_df_filter_and_keeps_sources(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     report = _run(memory_index, _source(tmp_path), settings)
     assert report.counts.enriched == 20 and report.counts.new == 20
     assert report.counts.phrases_too_common == 20  # "river" is in every document
     assert report.counts.phrases_no_terms == 20  # "the"
-    doc = memory_index.docs["d03"]["source"]
+    doc = memory_index.docs["d03"].source
     assert doc["title"] == DOCS["d03"]["title"] and doc["text"] == DOCS["d03"]["text"]
     assert doc["sira_enrichment"] == {
         "phrases": ["alias of d03", "place3"],
@@ -42,27 +44,27 @@ def test_enriches_with_df_filter_and_keeps_sources(
     sync = doc["sira_sync"]
     assert sync["status"] == "enriched" and sync["model"] == "jsonl:e.jsonl"
     assert sync["source_hash"] == source_hash(DOCS["d03"], ["title", "text"])
-    assert report.df_round_trips == 4 * 3  # 2 _analyze, _termvectors, live count; 3 pages
+    assert report.df_round_trips == 2 * 3  # analysis + live count, for each of 3 pages
 
 
 def test_second_run_writes_nothing_and_edits_redo_only_those(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     _run(memory_index, _source(tmp_path), settings)
-    versions = {i: d["version"] for i, d in memory_index.docs.items()}
+    versions = {i: d.version for i, d in memory_index.docs.items()}
     again = _run(memory_index, _source(tmp_path), settings)
     assert again.counts.current == 20 and again.counts.enriched == 0
-    assert {i: d["version"] for i, d in memory_index.docs.items()} == versions
+    assert {i: d.version for i, d in memory_index.docs.items()} == versions
     for doc_id in ("d01", "d07"):
         memory_index.edit(doc_id, text="a new text")
     third = _run(memory_index, _source(tmp_path), settings)
     assert third.counts.changed == 2 and third.counts.enriched == 2
-    changed = {i for i, d in memory_index.docs.items() if d["version"] != versions[i]}
+    changed = {i for i, d in memory_index.docs.items() if d.version != versions[i]}
     assert changed == {"d01", "d07"}
 
 
 def test_a_new_prompt_id_makes_every_doc_outdated(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     _run(memory_index, _source(tmp_path), settings)
     source = _source(tmp_path)
@@ -72,58 +74,58 @@ def test_a_new_prompt_id_makes_every_doc_outdated(
 
 
 def test_doc_changed_mid_run_is_reread_not_clobbered(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
-    def someone_edits(index: InMemoryIndex, updates) -> None:
+    def someone_edits(index: InMemoryBackend, updates) -> None:
         index.edit("d02", text="edited by someone else meanwhile")
 
     memory_index.before_bulk = someone_edits
     report = _run(memory_index, _source(tmp_path), settings)
     assert report.counts.conflicts == 1 and report.counts.enriched == 20
-    doc = memory_index.docs["d02"]["source"]
+    doc = memory_index.docs["d02"].source
     assert doc["text"] == "edited by someone else meanwhile"
     assert doc["sira_sync"]["source_hash"] == source_hash(doc, ["title", "text"])
     assert report.counts.write_errors == 0
 
 
 def test_malformed_record_is_recorded_never_written_and_retried(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     records = standard_records(sorted(DOCS))
     records[4] = {"_id": "d04", "keywords": "not a list"}
     report = _run(memory_index, _source(tmp_path, records), settings)
     assert report.counts.failed == 1 and report.counts.enriched == 19
-    doc = memory_index.docs["d04"]["source"]
+    doc = memory_index.docs["d04"].source
     assert "sira_enrichment" not in doc and doc["sira_sync"]["status"] == "failed"
     failures = [json.loads(line) for line in Path(report.failures_file).read_text().splitlines()]
     assert [f["doc_id"] for f in failures] == ["d04"]
     assert '"not a list"' in failures[0]["raw_text"]
     fixed = _run(memory_index, _source(tmp_path, standard_records(sorted(DOCS))), settings)
     assert fixed.counts.failed_before == 1 and fixed.counts.enriched == 1
-    assert memory_index.docs["d04"]["source"]["sira_sync"]["status"] == "enriched"
+    assert memory_index.docs["d04"].source["sira_sync"]["status"] == "enriched"
 
 
 def test_docs_without_input_are_left_alone(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     report = _run(memory_index, _source(tmp_path, standard_records(["d00", "d01"])), settings)
     assert report.counts.enriched == 2 and report.counts.no_input == 18
-    assert "sira_sync" not in memory_index.docs["d05"]["source"]
+    assert "sira_sync" not in memory_index.docs["d05"].source
 
 
 def test_stale_record_hash_is_not_applied(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     records = standard_records(["d00", "d01"])
     records[0]["source_hash"] = "sha256:made-from-other-text"
     records[1]["source_hash"] = source_hash(DOCS["d01"], ["title", "text"])
     report = _run(memory_index, _source(tmp_path, records), settings)
     assert report.counts.enriched == 1 and report.counts.failed == 1
-    assert "sira_enrichment" not in memory_index.docs["d00"]["source"]
+    assert "sira_enrichment" not in memory_index.docs["d00"].source
 
 
 def test_dry_run_writes_nothing(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     report = _run(memory_index, _source(tmp_path), settings, dry_run=True)
     assert report.counts.new == 20 and report.counts.enriched == 0
@@ -132,12 +134,12 @@ def test_dry_run_writes_nothing(
 
 
 def test_slices_split_the_work(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     a = _run(memory_index, _source(tmp_path), settings, slice_spec=SliceSpec.parse("0/2"))
     b = _run(memory_index, _source(tmp_path), settings, slice_spec=SliceSpec.parse("1/2"))
     assert a.counts.enriched + b.counts.enriched == 20 and min(a.counts.enriched, b.counts.enriched)
-    assert all(d["version"] == 2 for d in memory_index.docs.values())
+    assert all(d.version == 2 for d in memory_index.docs.values())
 
 
 class _Crash(RuntimeError):
@@ -145,7 +147,7 @@ class _Crash(RuntimeError):
 
 
 def test_resume_after_a_crash_skips_what_was_written(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     source = _source(tmp_path)
     calls = {"n": 0}
@@ -160,13 +162,13 @@ def test_resume_after_a_crash_skips_what_was_written(
     source.propose = crash_on_third_page  # type: ignore[method-assign]
     with pytest.raises(_Crash):
         _run(memory_index, source, settings)
-    written = sum(d["version"] == 2 for d in memory_index.docs.values())
+    written = sum(d.version == 2 for d in memory_index.docs.values())
     assert written == 14
     resumed = _run(memory_index, _source(tmp_path), settings, resume=True)
     assert resumed.resumed and memory_index.scan_queries[-1] is not None
     assert resumed.counts.seen == 20  # 14 from the checkpoint + the 6 left
     assert resumed.counts.enriched == 20
-    assert all(d["version"] == 2 for d in memory_index.docs.values())
+    assert all(d.version == 2 for d in memory_index.docs.values())
     other = _source(tmp_path)
     other.prompt_id = "other"
     # The run finished: --resume with another prompt starts a fresh run instead of refusing.
@@ -174,7 +176,7 @@ def test_resume_after_a_crash_skips_what_was_written(
 
 
 def test_resume_refuses_another_runs_checkpoint(
-    memory_index: InMemoryIndex, settings: SyncSettings, tmp_path: Path
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
     source = _source(tmp_path)
     source.propose = lambda items: (_ for _ in ()).throw(_Crash())  # type: ignore[method-assign]
@@ -187,7 +189,7 @@ def test_resume_refuses_another_runs_checkpoint(
 
 
 def test_missing_enrichment_fields_are_added(settings: SyncSettings, tmp_path: Path) -> None:
-    index = InMemoryIndex(DOCS, mapping=layout_mapping(enrichment=False))
+    index = InMemoryBackend(DOCS, properties=layout_properties(enrichment=False))
     report = _run(index, _source(tmp_path), settings)
     assert "sira_enrichment.phrases" in report.mapping_fields_added
     assert set(index.put_mappings[0]) == {"sira_enrichment", "sira_sync"}
@@ -196,50 +198,49 @@ def test_missing_enrichment_fields_are_added(settings: SyncSettings, tmp_path: P
 def test_mapping_that_cannot_take_the_fields_is_a_clear_error(
     settings: SyncSettings, tmp_path: Path
 ) -> None:
-    mapping = layout_mapping(enrichment=False)
-    mapping["properties"]["sira_enrichment"] = {"type": "keyword"}
-    index = InMemoryIndex(DOCS, mapping=mapping)
+    mapping = layout_properties(enrichment=False)
+    mapping["sira_enrichment"] = {"type": "keyword"}
+    index = InMemoryBackend(DOCS, properties=mapping)
     with pytest.raises(MappingConflictError, match="sira_enrichment"):
         _run(index, _source(tmp_path), settings)
     assert index.put_mappings == [] and index.bulk_calls == 0
 
 
 def test_missing_analyzers_are_a_clear_error(settings: SyncSettings, tmp_path: Path) -> None:
-    index = InMemoryIndex(DOCS, mapping=layout_mapping(enrichment=False), analyzers=())
+    index = InMemoryBackend(DOCS, properties=layout_properties(enrichment=False), analyzers=())
     with pytest.raises(MappingConflictError, match="analyzer"):
         _run(index, _source(tmp_path), settings)
     assert index.put_mappings == []
 
 
-class _ExpiringPIT(InMemoryIndex):
-    """The first scan's point in time expires after one page (a slow LLM page)."""
-
-    expired = False
-
-    def scan(self, index, **kw):  # type: ignore[override]
-        pages = super().scan(index, **kw)
-        yield next(pages)
-        if not self.expired:
-            self.expired = True
-            raise RuntimeError("HTTP 404: search_context_missing_exception: No search context")
-        yield from pages
-
-
 def test_expired_point_in_time_rescans_without_redoing(
     settings: SyncSettings, tmp_path: Path
 ) -> None:
-    index = _ExpiringPIT(DOCS)
+    """The first scan's point in time is lost after one page (a slow LLM page)."""
+    index = InMemoryBackend(DOCS, properties=layout_properties())
+    index.lose_scan_context_after = 1
     report = _run(index, _source(tmp_path), settings)
     assert report.counts.scan_restarts == 1 and report.counts.enriched == 20
     assert index.scan_queries[0] is None and index.scan_queries[1] is not None
-    assert all(d["version"] == 2 for d in index.docs.values())
+    assert all(d.version == 2 for d in index.docs.values())
+
+
+def test_a_lost_context_before_any_page_is_not_retried(
+    settings: SyncSettings, tmp_path: Path
+) -> None:
+    """No page read means no progress: restarting could loop forever, so the error surfaces."""
+    index = InMemoryBackend(DOCS, properties=layout_properties())
+    index.lose_scan_context_after = 0
+    with pytest.raises(ScanContextLostError):
+        _run(index, _source(tmp_path), settings)
+    assert index.bulk_calls == 0
 
 
 def test_other_scan_errors_propagate(settings: SyncSettings, tmp_path: Path) -> None:
-    class Broken(InMemoryIndex):
+    class Broken(InMemoryBackend):
         def scan(self, index, **kw):  # type: ignore[override]
             yield next(super().scan(index, **kw))
             raise RuntimeError("HTTP 500: something else")
 
     with pytest.raises(RuntimeError, match="something else"):
-        _run(Broken(DOCS), _source(tmp_path), settings)
+        _run(Broken(DOCS, properties=layout_properties()), _source(tmp_path), settings)

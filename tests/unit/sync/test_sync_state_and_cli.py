@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import DOCS
-from sync_fakes import InMemoryIndex
+from in_memory_backend import InMemoryBackend
+from sync_doubles import layout_properties
 
 from sira_seek.cli.sync import main
 from sira_seek.sync.checkpoint import Checkpoint, RunStateStore
@@ -45,33 +46,31 @@ def test_failures_file_survives_a_torn_last_line(tmp_path: Path) -> None:
     assert store.read_failures()[0].raw_text == "{oops"
 
 
-class _ExactTermStats(InMemoryIndex):
-    """Term statistics that are exact: the live-count search must not be needed."""
-
-    def tv_df(self, field: str, term: str) -> int:
-        return self._df(field, term)
-
-    def request(self, method, path, *, params=None, body=None, ignore=()):  # type: ignore[override]
-        if path.endswith("/_search"):
-            self.searches = getattr(self, "searches", 0) + 1
-        return super().request(method, path, params=params, body=body, ignore=ignore)
-
-
-def test_df_filter_asks_live_counts_only_for_doubtful_phrases() -> None:
-    index = _ExactTermStats(DOCS)
+def test_df_filter_counts_live_documents_in_two_round_trips() -> None:
+    """Deleted copies left by edits must not make a phrase look common: term statistics would
+    (Lucene counts them until a merge), the live counts the filter uses do not."""
+    index = InMemoryBackend(DOCS, properties=layout_properties())
+    for doc_id in ("d00", "d01", "d02", "d03"):
+        index.edit(doc_id, text=f"ocean story {doc_id}")
+        index.edit(doc_id, text=f"ocean tale {doc_id}")  # leaves a deleted copy with "ocean"
+    (ocean,) = index.term_statistics("idx", "contents", ["ocean"])
+    assert ocean.terms[0].doc_freq == 8  # 4 live + 4 deleted copies: > tau * |C| = 4
+    index.calls.clear()
     layout = EnrichmentLayout(
         index="idx", df_unigram_fields=["contents"], df_shingle_fields=["contents.shingles"]
     )
     df = CorpusDFFilter(index, layout, tau=0.2, doc_count=20)
-    verdicts = df.verdicts(["place3", "brand new", "river", "the", "one two three four"])
-    assert verdicts["place3"].kept and verdicts["place3"].doc_freq == 1
+    verdicts = df.verdicts(["place7", "brand new", "river", "the", "ocean", "one two three four"])
+    assert verdicts["place7"].kept and verdicts["place7"].doc_freq == 1
     assert verdicts["brand new"].kept and verdicts["brand new"].doc_freq == 0
     assert not verdicts["river"].kept and verdicts["river"].reason == "too_common"
+    assert verdicts["river"].doc_freq == 16  # live docs d04..d19 only
+    assert verdicts["ocean"].kept and verdicts["ocean"].doc_freq == 4
     assert verdicts["the"].reason == "no_terms"
-    assert getattr(index, "searches", 0) == 1  # only "river" needed the live count
-    df.verdicts(["place3", "river"])  # memoised: no new requests
-    assert getattr(index, "searches", 0) == 1
-    assert index.analyze_calls == 2 and df.round_trips == 4  # 2x _analyze, _termvectors, count
+    assert [name for name, _ in index.calls] == ["analyze_terms", "live_doc_freqs"]
+    assert df.round_trips == 2
+    df.verdicts(["place7", "river"])  # memoised: no new round trip
+    assert len(index.calls) == 2 and df.round_trips == 2
     long = CorpusDFFilter(index, layout, tau=0.2, doc_count=20, max_phrase_words=3)
     assert long.verdicts(["one two three four"])["one two three four"].reason == "too_long"
 

@@ -1,0 +1,532 @@
+"""A ``SearchBackend`` held in Python dicts, for unit tests of the engine-agnostic core.
+
+It sits ABOVE the protocol: core code calls the same typed methods it calls on a real cluster
+(``analyze_terms``, ``live_doc_freqs``, ``scan``...), and nothing here imitates an engine's REST
+JSON. What real engines do that the core must cope with is reproduced on purpose:
+
+* every overwrite or delete leaves a deleted copy, which ``term_statistics`` still counts (as
+  Lucene does until a merge) while ``live_doc_freqs`` and ``count`` never do;
+* ``if_seq_no`` guards answer 409 on a mismatch, and every write bumps ``_seq_no``;
+* ``scan`` reads a snapshot (a point in time) and can be told to lose it after N pages, which
+  raises ``ScanContextLostError`` exactly where a real backend would.
+
+Analysis is the basic layout in miniature, in ONE place for every unit double: lowercase word
+tokens minus a few stopwords, and bigram shingles for ``*.shingles`` subfields. Whether the core
+behaves correctly on the real analyzers is the integration and contract suites' job.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sira_seek.backend import (
+    BulkItemError,
+    BulkResult,
+    Capabilities,
+    ClusterInfo,
+    FieldStatistics,
+    LiveDocFrequencies,
+    PartialUpdate,
+    ScanContextLostError,
+    SearchHit,
+    SearchResult,
+    TermCount,
+    TermStatistic,
+    TextTermStatistics,
+)
+from sira_seek.fields import CONTENTS, SOURCE_FIELDS
+
+STOPWORDS = frozenset({"the", "a", "of", "and", "is", "in", "what"})
+SHINGLE_SUFFIX = ".shingles"
+
+
+def analyze(text: str) -> list[str]:
+    """Unigram analysis: lowercase word tokens without stopwords, in order."""
+    return [t for t in re.findall(r"\w+", text.lower()) if t not in STOPWORDS]
+
+
+def bigrams(text: str) -> list[str]:
+    """Shingle analysis: adjacent pairs of the unigram tokens (no unigrams, like sira_shingles)."""
+    toks = analyze(text)
+    return [f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)]
+
+
+def field_terms(field_name: str, text: str) -> list[str]:
+    """The distinct terms ``field_name``'s analyzer makes of ``text``, in first-seen order."""
+    split = bigrams if field_name.endswith(SHINGLE_SUFFIX) else analyze
+    return list(dict.fromkeys(split(text)))
+
+
+def _values_at(source: Mapping[str, Any], path: str) -> list[Any]:
+    """Every value at a dotted path; lists are flattened as engines index them."""
+    nodes: list[Any] = [source]
+    for part in path.split("."):
+        nxt: list[Any] = []
+        for node in nodes:
+            items = node if isinstance(node, list) else [node]
+            nxt += [i[part] for i in items if isinstance(i, Mapping) and part in i]
+        nodes = nxt
+    out: list[Any] = []
+    for node in nodes:
+        out += node if isinstance(node, list) else [node]
+    return out
+
+
+def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    for key, value in patch.items():
+        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+def _pick(source: Mapping[str, Any], includes: list[str] | bool) -> dict[str, Any]:
+    if includes is True:
+        return copy.deepcopy(dict(source))
+    if not includes:
+        return {}
+    return {k: copy.deepcopy(v) for k, v in source.items() if k in includes}
+
+
+def default_properties() -> dict[str, Any]:
+    """The corpus layout's source fields: title and text copied into contents (+ shingles)."""
+    return {
+        "title": {"type": "text", "analyzer": "sira_text", "copy_to": CONTENTS},
+        "text": {"type": "text", "analyzer": "sira_text", "copy_to": CONTENTS},
+        CONTENTS: {
+            "type": "text",
+            "analyzer": "sira_text",
+            "fields": {"shingles": {"type": "text", "analyzer": "sira_shingles"}},
+        },
+    }
+
+
+@dataclass
+class StoredDoc:
+    source: dict[str, Any]
+    seq_no: int
+    version: int
+
+
+@dataclass
+class MemoryIndex:
+    """One index: live documents, the deleted copies term statistics still see, its settings."""
+
+    properties: dict[str, Any]
+    analyzers: tuple[str, ...]
+    shards: int = 1
+    docs: dict[str, StoredDoc] = field(default_factory=dict)
+    deleted_copies: list[dict[str, Any]] = field(default_factory=list)
+    generated_ids: int = 0
+
+
+class InMemoryBackend:
+    """A complete ``SearchBackend`` over in-memory indexes (one named ``idx`` by default).
+
+    Searching is deliberately simple: the query subset the core sends for filtering (match_all,
+    bool, term, terms, range, exists, ids, match) is evaluated exactly, and every hit scores 1.0
+    unless a test scripts ``hits``. Ranking quality is not a unit-test concern.
+    """
+
+    name = "in-memory"
+
+    def __init__(
+        self,
+        docs: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        index: str = "idx",
+        properties: dict[str, Any] | None = None,
+        analyzers: tuple[str, ...] = ("sira_text", "sira_shingles"),
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        self.index = index
+        self.info = ClusterInfo(engine="in-memory", version="1.0", url="memory://")
+        self.caps = capabilities or Capabilities(shingle=True)
+        self.seq = 0
+        self.indexes: dict[str, MemoryIndex] = {
+            index: MemoryIndex(
+                properties=properties if properties is not None else default_properties(),
+                analyzers=analyzers,
+            )
+        }
+        self.alias_map: dict[str, dict[str, bool]] = {}  # alias -> {index: is_write_index}
+        for doc_id, source in (docs or {}).items():
+            self._store(index, doc_id, copy.deepcopy(dict(source)))
+        # What tests inspect or script.
+        self.calls: list[tuple[str, Any]] = []  # analysis and DF calls, one entry per round trip
+        self.searches: list[dict[str, Any]] = []
+        self.search_params: list[Any] = []
+        self.hits: list[SearchHit] | None = None  # scripted search hits
+        self.scan_queries: list[Any] = []
+        self.lose_scan_context_after: int | None = None  # pages, for the next scan only
+        self.put_mappings: list[dict[str, Any]] = []
+        self.bulk_calls = 0
+        self.before_bulk: Any = None  # hook(backend, updates), run once before the next bulk
+
+    # -- helpers tests use ---------------------------------------------------------------
+    @property
+    def docs(self) -> dict[str, StoredDoc]:
+        """The default index's live documents."""
+        return self.indexes[self.index].docs
+
+    def edit(self, doc_id: str, **fields: Any) -> None:
+        """What a user's own write does: change source fields, bump ``_seq_no``."""
+        source = copy.deepcopy(self.docs[doc_id].source)
+        source.update(fields)
+        self._store(self.index, doc_id, source)
+
+    def _idx(self, index: str) -> MemoryIndex:
+        names, _ = self.resolve_name(index)
+        if len(names) != 1:
+            raise KeyError(f"{index!r} names {len(names)} indexes in the in-memory backend")
+        return self.indexes[names[0]]
+
+    def _store(self, index: str, doc_id: str, source: dict[str, Any]) -> None:
+        idx = self.indexes[index]
+        old = idx.docs.get(doc_id)
+        if old is not None:
+            idx.deleted_copies.append(old.source)
+        idx.docs[doc_id] = StoredDoc(
+            source=source, seq_no=self.seq, version=(old.version + 1) if old else 1
+        )
+        self.seq += 1
+
+    def _field_values(self, idx: MemoryIndex, source: Mapping[str, Any], name: str) -> list[Any]:
+        parent = name[: -len(SHINGLE_SUFFIX)] if name.endswith(SHINGLE_SUFFIX) else name
+        if parent.endswith(".words"):
+            parent = parent[: -len(".words")]
+        values = _values_at(source, parent)
+        if parent == CONTENTS:  # copy_to from the source fields
+            values += [v for f in SOURCE_FIELDS for v in _values_at(source, f)]
+        return values
+
+    def _is_text(self, idx: MemoryIndex, name: str) -> bool:
+        if name.endswith((SHINGLE_SUFFIX, ".words")) or name == CONTENTS:
+            return True
+        spec: Any = {"properties": idx.properties}
+        for part in name.split("."):
+            spec = (spec.get("properties") or {}).get(part)
+            if spec is None:
+                return False
+        return bool(spec.get("type") == "text")
+
+    def _terms_of(self, idx: MemoryIndex, source: Mapping[str, Any], name: str) -> set[str]:
+        values = self._field_values(idx, source, name)
+        if not self._is_text(idx, name):
+            return {str(v) for v in values}
+        return {t for v in values for t in field_terms(name, str(v))}
+
+    def _matches(self, idx: MemoryIndex, doc_id: str, src: Mapping[str, Any], q: Any) -> bool:
+        if not q or "match_all" in q:
+            return True
+        ((kind, spec),) = q.items()
+        if kind == "bool":
+            must = [*spec.get("must", []), *spec.get("filter", [])]
+            should = spec.get("should", [])
+            return (
+                all(self._matches(idx, doc_id, src, c) for c in must)
+                and not any(self._matches(idx, doc_id, src, c) for c in spec.get("must_not", []))
+                and (
+                    not should
+                    or bool(must)
+                    or any(self._matches(idx, doc_id, src, c) for c in should)
+                )
+            )
+        if kind == "ids":
+            return doc_id in spec["values"]
+        if kind == "exists":
+            return bool(self._field_values(idx, src, spec["field"]))
+        ((name, cond),) = spec.items()
+        if kind in ("term", "terms"):
+            if kind == "term" and isinstance(cond, Mapping):
+                cond = cond["value"]
+            wanted = cond if isinstance(cond, list) else [cond]
+            raw = {str(v) for v in _values_at(src, name)}
+            terms = self._terms_of(idx, src, name) | raw
+            return any(str(w) in terms for w in wanted)
+        if kind == "range":
+            bounds = {"gte": "__ge__", "gt": "__gt__", "lte": "__le__", "lt": "__lt__"}
+            values = _values_at(src, name)
+            return any(
+                all(getattr(v, bounds[op])(cond[op]) is True for op in bounds if op in cond)
+                for v in values
+            )
+        if kind == "match":
+            text = cond["query"] if isinstance(cond, Mapping) else cond
+            return bool(set(field_terms(name, str(text))) & self._terms_of(idx, src, name))
+        raise AssertionError(f"the in-memory backend does not evaluate {kind!r} queries")
+
+    def _hit(self, doc_id: str, doc: StoredDoc, source: list[str] | bool = True) -> SearchHit:
+        return SearchHit(
+            id=doc_id,
+            score=1.0,
+            source=_pick(doc.source, source),
+            seq_no=doc.seq_no,
+            primary_term=1,
+            sort=[doc_id],
+        )
+
+    # -- cluster -------------------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        return self.caps
+
+    def wait_for_health(self, status: str = "yellow", timeout_s: float = 60.0) -> str:
+        return "green"
+
+    # -- indexes -------------------------------------------------------------------------
+    def index_exists(self, index: str) -> bool:
+        return index in self.indexes
+
+    def create_index(self, index: str, body: Mapping[str, Any]) -> None:
+        if index in self.indexes:
+            raise ValueError(f"index {index!r} already exists")
+        analysis = (body.get("settings", {}).get("analysis", {}) or {}).get("analyzer", {})
+        shards = int(body.get("settings", {}).get("number_of_shards", 1))
+        props = copy.deepcopy(dict(body.get("mappings", {}).get("properties", {})))
+        self.indexes[index] = MemoryIndex(
+            properties=props, analyzers=tuple(analysis), shards=shards
+        )
+
+    def ensure_corpus_index(self, index: str, *, shards: int = 1, replicas: int = 0) -> bool:
+        if index in self.indexes:
+            return False
+        self.indexes[index] = MemoryIndex(
+            properties=default_properties(), analyzers=("sira_text", "sira_shingles"), shards=shards
+        )
+        return True
+
+    def resolve_name(self, name: str) -> tuple[list[str], str | None]:
+        if name in self.alias_map:
+            members = self.alias_map[name]
+            indexes = sorted(members)
+            write = [i for i, w in members.items() if w]
+            return indexes, write[0] if write else (indexes[0] if len(indexes) == 1 else None)
+        return ([name], name) if name in self.indexes else ([], None)
+
+    def delete_index(self, index: str) -> None:
+        self.indexes.pop(index, None)
+        for members in self.alias_map.values():
+            members.pop(index, None)
+
+    def refresh(self, index: str) -> None:
+        return None
+
+    def count(self, index: str, query: Mapping[str, Any] | None = None) -> int:
+        idx = self._idx(index)
+        return sum(self._matches(idx, i, d.source, query) for i, d in idx.docs.items())
+
+    def deleted_docs(self, index: str) -> int:
+        return len(self._idx(index).deleted_copies)
+
+    def expunge_deletes(self, index: str, *, timeout_s: float = 3600.0) -> int:
+        self._idx(index).deleted_copies.clear()
+        return 0
+
+    def get_mapping(self, index: str) -> dict[str, Any]:
+        names, _ = self.resolve_name(index)
+        return {
+            n: {"mappings": {"properties": copy.deepcopy(self.indexes[n].properties)}}
+            for n in names
+        }
+
+    def put_mapping(self, index: str, properties: Mapping[str, Any]) -> None:
+        self.put_mappings.append(copy.deepcopy(dict(properties)))
+        _merge(self._idx(index).properties, properties)
+
+    # -- writes --------------------------------------------------------------------------
+    def bulk_upsert(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult:
+        updates = [
+            PartialUpdate(
+                id=str(d["_id"]), doc={k: v for k, v in d.items() if k != "_id"}, upsert=True
+            )
+            for d in docs
+        ]
+        return self.bulk_partial_update(index, updates)
+
+    def bulk_index(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult:
+        _, write = self.resolve_name(index)
+        target = write or index
+        if target not in self.indexes:
+            self.ensure_corpus_index(target)
+        result = BulkResult()
+        for doc in docs:
+            idx = self.indexes[target]
+            idx.generated_ids += 1
+            self._store(target, f"gen-{idx.generated_ids}", copy.deepcopy(dict(doc)))
+            result.succeeded += 1
+        return result
+
+    def bulk_partial_update(self, index: str, updates: Iterable[PartialUpdate]) -> BulkResult:
+        batch = list(updates)
+        self.bulk_calls += 1
+        if self.before_bulk is not None:
+            hook, self.before_bulk = self.before_bulk, None
+            hook(self, batch)
+        _, write = self.resolve_name(index)
+        target = write or index
+        result = BulkResult()
+        for upd in batch:
+            doc = self.indexes[target].docs.get(upd.id)
+            if doc is None and not upd.upsert:
+                result.errors.append(BulkItemError(id=upd.id, status=404, reason="missing"))
+                continue
+            if upd.if_seq_no is not None and (doc is None or upd.if_seq_no != doc.seq_no):
+                result.errors.append(BulkItemError(id=upd.id, status=409, reason="conflict"))
+                continue
+            source = copy.deepcopy(doc.source) if doc else {}
+            _merge(source, upd.doc)
+            if doc is not None and source == doc.source:
+                result.noop += 1
+                continue
+            self._store(target, upd.id, source)
+            result.succeeded += 1
+        return result
+
+    def delete_doc(self, index: str, doc_id: str) -> None:
+        """Not in the protocol (the core never deletes documents); tests use it."""
+        idx = self._idx(index)
+        idx.deleted_copies.append(idx.docs.pop(doc_id).source)
+
+    # -- reads ---------------------------------------------------------------------------
+    def get(self, index: str, doc_id: str) -> SearchHit | None:
+        doc = self._idx(index).docs.get(doc_id)
+        return None if doc is None else self._hit(doc_id, doc)
+
+    def search(
+        self, index: str, body: Mapping[str, Any], params: Mapping[str, Any] | None = None
+    ) -> SearchResult:
+        self.searches.append(dict(body))
+        self.search_params.append(params)
+        if self.hits is not None:
+            return SearchResult(hits=list(self.hits), total=len(self.hits), took_ms=1)
+        idx = self._idx(index)
+        found = [
+            self._hit(i, d, body.get("_source", True))
+            for i, d in sorted(idx.docs.items())
+            if self._matches(idx, i, d.source, body.get("query"))
+        ]
+        return SearchResult(hits=found[: int(body.get("size", 10))], total=len(found), took_ms=1)
+
+    def msearch(
+        self,
+        index: str,
+        bodies: Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any] | None = None,
+    ) -> list[SearchResult]:
+        return [self.search(index, b, params) for b in bodies]
+
+    def term_statistics(
+        self, index: str, field: str, texts: list[str], *, source_field: str | None = None
+    ) -> list[TextTermStatistics]:
+        """Like Lucene's: deleted copies count until ``expunge_deletes``."""
+        self.calls.append(("term_statistics", (field, list(texts))))
+        idx = self._idx(index)
+        sources = [d.source for d in idx.docs.values()] + idx.deleted_copies
+        out = []
+        for text in texts:
+            terms = [
+                TermStatistic(
+                    term=t, doc_freq=sum(t in self._terms_of(idx, s, field) for s in sources)
+                )
+                for t in field_terms(field, text)
+            ]
+            out.append(
+                TextTermStatistics(
+                    text=text,
+                    field=field,
+                    terms=terms,
+                    field_statistics=FieldStatistics(doc_count=len(sources)),
+                )
+            )
+        return out
+
+    def analyze_terms(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> list[dict[str, list[str]]]:
+        self.calls.append(("analyze_terms", (list(fields), list(texts))))
+        return [{f: field_terms(f, text) for f in fields} for text in texts]
+
+    def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
+        self.calls.append(("live_doc_freqs", list(terms)))
+        idx = self._idx(index)
+        ordered = list(dict.fromkeys((str(f), str(t)) for f, t in terms))
+        return LiveDocFrequencies(
+            doc_count=len(idx.docs),
+            counts=[
+                TermCount(
+                    field=f,
+                    term=t,
+                    doc_freq=sum(t in self._terms_of(idx, d.source, f) for d in idx.docs.values()),
+                )
+                for f, t in ordered
+            ],
+        )
+
+    def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
+        names, _ = self.resolve_name(index)
+        return {
+            n: {
+                "number_of_shards": str(self.indexes[n].shards),
+                "analysis": {"analyzer": {a: {} for a in self.indexes[n].analyzers}},
+            }
+            for n in names
+        }
+
+    def aliases(self, name: str) -> dict[str, list[str]]:
+        names, _ = self.resolve_name(name)
+        return {
+            n: sorted(a for a, members in self.alias_map.items() if n in members) for n in names
+        }
+
+    def update_aliases(self, actions: Sequence[Mapping[str, Any]]) -> None:
+        staged = copy.deepcopy(self.alias_map)  # all or nothing, as the engines apply them
+        for action in actions:
+            ((kind, spec),) = action.items()
+            if spec["index"] not in self.indexes:
+                raise KeyError(f"no such index {spec['index']!r}")
+            members = staged.setdefault(spec["alias"], {})
+            if kind == "add":
+                members[spec["index"]] = bool(spec.get("is_write_index", False))
+            elif kind == "remove":
+                if spec["index"] not in members:
+                    raise KeyError(f"{spec['index']!r} has no alias {spec['alias']!r}")
+                del members[spec["index"]]
+            else:
+                raise AssertionError(f"unknown alias action {kind!r}")
+        self.alias_map = {a: m for a, m in staged.items() if m}
+
+    def explain(self, index: str, doc_id: str, query: Mapping[str, Any]) -> dict[str, Any] | None:
+        idx = self._idx(index)
+        doc = idx.docs.get(doc_id)
+        if doc is None or not self._matches(idx, doc_id, doc.source, query):
+            return None
+        return {"value": 1.0, "description": "in-memory match", "details": []}
+
+    def scan(
+        self,
+        index: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        page_size: int = 500,
+        slice_id: int | None = None,
+        max_slices: int | None = None,
+        source: list[str] | bool = True,
+    ) -> Iterator[list[SearchHit]]:
+        self.scan_queries.append(query)
+        idx = self._idx(index)
+        snapshot = copy.deepcopy(idx.docs)  # a point in time
+        ids = [i for i in sorted(snapshot) if self._matches(idx, i, snapshot[i].source, query)]
+        if max_slices and max_slices > 1:
+            ids = [i for n, i in enumerate(ids) if n % max_slices == (slice_id or 0)]
+        lose_after, self.lose_scan_context_after = self.lose_scan_context_after, None
+        for n, start in enumerate(range(0, len(ids), page_size)):
+            if lose_after is not None and n >= lose_after:
+                raise ScanContextLostError("the in-memory point in time was dropped by the test")
+            yield [self._hit(i, snapshot[i], source) for i in ids[start : start + page_size]]
+
+    def close(self) -> None:
+        return None
