@@ -17,18 +17,41 @@ from .options import backend_from_options, cluster_options, friendly_errors
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--index", required=True, help="Index to create or update.")
-@click.option("--shards", type=int, default=1, show_default=True, help="1 keeps DF exact.")
+@click.option(
+    "--shards",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Primary shards of a new index (DF stays exact on any layout).",
+)
+@click.option(
+    "--replicas",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Replica copies per shard of a new index (1+ survives losing a node of a cluster).",
+)
 @click.option("--recreate", is_flag=True, help="Delete the index first.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @cluster_options
 @friendly_errors
-def ingest(path: Path, index: str, shards: int, recreate: bool, as_json: bool, **kw: Any) -> None:
+def ingest(
+    path: Path,
+    index: str,
+    shards: int,
+    replicas: int,
+    recreate: bool,
+    as_json: bool,
+    **kw: Any,
+) -> None:
     """Load a BEIR corpus (folder or corpus.jsonl) into INDEX; safe to re-run."""
     backend = backend_from_options(kw)
     if recreate:
         backend.delete_index(index)
     with tqdm(desc=f"ingest {index}", unit="doc", disable=as_json) as bar:
-        report = ingest_corpus(backend, index, path, shards=shards, on_progress=bar.update)
+        report = ingest_corpus(
+            backend, index, path, shards=shards, replicas=replicas, on_progress=bar.update
+        )
     if as_json:
         click.echo(json.dumps(report.model_dump(), indent=2))
         return

@@ -79,5 +79,5 @@ class IndexSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SIRA_SEEK_INDEX_", extra="ignore")
 
-    shards: int = Field(default=1, ge=1, description="One shard keeps term statistics exact")
+    shards: int = Field(default=1, ge=1, description="Primary shards (DF is exact on any layout)")
     replicas: int = Field(default=0, ge=0)
