@@ -39,12 +39,40 @@ class RunRecord(BaseModel):
     def save(self, path: Path) -> None:
         path.write_text(self.model_dump_json(indent=1))
 
+    def with_measure_keys(self) -> RunRecord:
+        """A copy whose metric keys are ``measure_key`` names, so runs saved with and without
+        ``--measures`` line up in one report ("nDCG@10" and "ndcg@10" are one column)."""
+        return self.model_copy(
+            update={
+                "metrics": {measure_key(k): v for k, v in self.metrics.items()},
+                "per_query": {
+                    q: {measure_key(k): v for k, v in values.items()}
+                    for q, values in self.per_query.items()
+                },
+            }
+        )
+
     @classmethod
     def load(cls, path: Path) -> RunRecord:
         try:
             return cls.model_validate_json(Path(path).read_text())
         except ValueError as exc:
             raise ValueError(f"{path} is not a sira-seek run file: {str(exc)[:300]}") from None
+
+
+_DEFAULT_KEYS = {str(m): name for name, m in DEFAULT_MEASURES.items()}
+
+
+def measure_key(name: str) -> str:
+    """One name per measure: the default JSON key ("ndcg@10") for the default measures, else
+    ir-measures' canonical name; a key ir-measures cannot parse is kept as it is."""
+    if name in DEFAULT_MEASURES:
+        return name
+    try:
+        canonical = str(ir_measures.parse_measure(name))
+    except (ValueError, NameError, SyntaxError):
+        return name
+    return _DEFAULT_KEYS.get(canonical, canonical)
 
 
 def build_run_record(

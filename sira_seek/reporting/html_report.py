@@ -82,7 +82,7 @@ def _win_loss_section(runs: list[RunRecord], baseline: RunRecord, metric: str) -
 def _fmt_p(p: float | None) -> str:
     if p is None:
         return "–"
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    return f"{p:.1e}" if p < 1e-3 else f"{p:.4f}"
 
 
 def _significance_section(tests: list[PairedTest], baseline: RunRecord) -> str:
@@ -130,6 +130,8 @@ def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: 
     the others are compared with, per query and with a paired significance test."""
     if not runs:
         raise ValueError("a report needs at least one run file")
+    # "nDCG@10" (saved with --measures) and "ndcg@10" (default) must be one column.
+    runs = [r.with_measure_keys() for r in runs]
     base = pick_baseline(runs, baseline)
     svg_charts.reset_colors([r.name for r in runs])
     metrics = sorted({m for r in runs for m in r.metrics})

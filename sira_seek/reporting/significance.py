@@ -69,22 +69,25 @@ def paired_t_test(
 
 
 def compare_with_baseline(runs: list[RunRecord], baseline: RunRecord) -> list[PairedTest]:
-    """Every other run against ``baseline`` on every measure both have per-query values for."""
+    """Every other run against ``baseline`` on every measure both have per-query values for
+    (keys normalised by ``RunRecord.with_measure_keys``, so "nDCG@10" pairs with "ndcg@10")."""
     out: list[PairedTest] = []
-    base_measures = {m for values in baseline.per_query.values() for m in values}
-    for run in runs:
-        if run is baseline:
+    base = baseline.with_measure_keys()
+    base_measures = {m for values in base.per_query.values() for m in values}
+    for record in runs:
+        if record is baseline:
             continue
+        run = record.with_measure_keys()
         measures = sorted(base_measures & {m for v in run.per_query.values() for m in v})
         for measure in measures:
             n, delta, t, p = paired_t_test(
                 {q: v[measure] for q, v in run.per_query.items() if measure in v},
-                {q: v[measure] for q, v in baseline.per_query.items() if measure in v},
+                {q: v[measure] for q, v in base.per_query.items() if measure in v},
             )
             out.append(
                 PairedTest(
                     run=run.name,
-                    baseline=baseline.name,
+                    baseline=base.name,
                     measure=measure,
                     queries=n,
                     mean_delta=delta,

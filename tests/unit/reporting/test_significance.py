@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from sira_seek.evaluation.run_record import RunRecord, build_run_record
+from sira_seek.evaluation.run_record import RunRecord, build_run_record, measure_key
 from sira_seek.reporting.html_report import pick_baseline, render_report
 from sira_seek.reporting.significance import compare_with_baseline, paired_t_test
 
@@ -83,3 +83,33 @@ def test_report_shows_significance_against_the_bm25_run() -> None:
 def test_single_run_report_has_no_significance_section() -> None:
     run = build_run_record("bm25", "bm25", {"q1": {"d1": 1.0}}, {"q1": {"d1": 1}})
     assert "Paired significance" not in render_report([run])
+
+
+def test_default_keys_pair_with_measures_flag_keys() -> None:
+    """A run saved with ``--measures nDCG@10`` pairs with a default run's ``ndcg@10``."""
+    base = _record("bm25", "bm25", BASE)
+    other = RunRecord(
+        name="sira",
+        method="sira",
+        per_query={
+            q: {"nDCG@10": v + 0.1 * i, "P@5": 0.2} for i, (q, v) in enumerate(BASE.items())
+        },
+    )
+    (test,) = compare_with_baseline([base, other], base)
+    assert test.measure == "ndcg@10" and test.queries == 5
+    assert test.mean_delta == pytest.approx(0.2)
+    html = render_report([base, other])
+    # One column, and the win/loss count reads the same per-query values (4 wins, 1 tie).
+    row = re.search(r"<tr><td>sira</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td></tr>", html)
+    assert row is not None and row.groups() == ("4", "0", "1")
+
+
+def test_measure_keys() -> None:
+    assert [measure_key(k) for k in ("ndcg@10", "nDCG@10", "R@100", "P@5", "P_5", "custom")] == [
+        "ndcg@10",
+        "ndcg@10",
+        "recall@100",
+        "P@5",
+        "P_5",  # not an ir-measures name: kept
+        "custom",
+    ]
