@@ -113,3 +113,26 @@ def test_measure_keys() -> None:
         "P_5",  # not an ir-measures name: kept
         "custom",
     ]
+
+
+def test_tiny_p_values_keep_the_markup_intact() -> None:
+    from html.parser import HTMLParser
+
+    base = _record("bm25", "bm25", {f"q{i}": 0.1 for i in range(40)})
+    better = _record("sira", "sira", {f"q{i}": 0.5 + 0.01 * (i % 7) for i in range(40)})
+    html = render_report([base, better])
+    cell = re.search(r'data-p="([^"]+)">([^<]*)</td>', html)
+    assert cell is not None and float(cell.group(1)) < 1e-10
+    assert re.fullmatch(r"\+0\.\d{4} \(p \d\.\de-\d+\) \*", cell.group(2))
+
+    class Texts(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cells: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.cells.append(data)
+
+    parser = Texts()
+    parser.feed(html)
+    assert cell.group(2) in parser.cells  # the whole cell is text, no stray "<" opened a tag
