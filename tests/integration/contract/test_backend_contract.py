@@ -1,0 +1,402 @@
+"""The ``SearchBackend`` contract: one suite, run as it is against every registered engine.
+
+Every test here is parametrised over ``sira_seek.esplugin.registry.available_engines()``: the
+built-in Elasticsearch and OpenSearch backends and any engine registered under the
+``sira_seek.engines`` entry-point group. A third engine's author runs THIS file unchanged:
+
+1. register the backend class (``[project.entry-points."sira_seek.engines"]``);
+2. start a node and export ``SIRA_SEEK_TEST_<ENGINE>_URL`` (plain HTTP: the suite counts
+   round trips with a proxy on the wire);
+3. add one ``EngineHooks`` entry in ``kit.py`` beside this file: how to delete one
+   document and how to drop every open scan context with the engine's own client (the
+   protocol has neither; the core never needs them);
+4. ``pytest tests/integration/contract``. A registered engine without a node FAILS: nothing here
+   skips.
+
+Each test makes fresh uuid-named indexes with ``ensure_corpus_index`` (the layout in
+``mappings/``) and a few in-test documents, and checks what the core relies on: the analysis
+and DF calls are ONE round trip each and count live documents over every shard; scores do not
+depend on the shard layout; ``explain`` agrees with ``search``; a lost point in time is the
+typed ``ScanContextLostError``; write guards answer 409. Terms are taken from the engine's own
+analysis (stemming differs between layouts), never hard-coded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from sira_seek.backend import PartialUpdate, ScanContextLostError, SearchBackend
+from sira_seek.esplugin.errors import SiraSeekEngineError
+
+from .kit import ContractTarget, CountingProxy
+
+pytestmark = pytest.mark.integration
+
+TEXTS = {
+    "c00": "green river near the mill",
+    "c01": "a green river at dawn",
+    "c02": "green river and a boat",
+    "c03": "river boat at night",
+    "c04": "a long river",
+    "c05": "zebra on the plain",
+    "c06": "zebra herd",
+    "c07": "moon rocket",
+    "c08": "lamp table",
+    "c09": "chair lamp",
+}
+DOCS = [{"_id": i, "title": f"Note {n}", "text": t} for n, (i, t) in enumerate(TEXTS.items())]
+NewIndex = Callable[..., str]
+
+
+def term(be: SearchBackend, index: str, word: str, field: str = "contents") -> str:
+    """``word`` as the index's analyzer writes it (stemmed or not)."""
+    (only,) = be.analyze_terms(index, [field], [word])[0][field]
+    return only
+
+
+def scores(result: Any) -> dict[str, float]:
+    """Id -> score (ties may come back in either order, so not a list)."""
+    return {h.id: round(h.score, 5) for h in result.hits}
+
+
+# -- identity ------------------------------------------------------------------------------
+def test_the_registered_class_answers_for_its_engine(target: ContractTarget) -> None:
+    assert isinstance(target.backend, SearchBackend)
+    assert target.backend.info.engine == target.engine == target.backend.name
+    assert target.backend.wait_for_health("yellow", 30) in ("green", "yellow")
+
+
+# -- analyze_terms -------------------------------------------------------------------------
+def test_analyze_terms_is_one_round_trip_for_many_texts_and_fields(
+    new_index: NewIndex, counted: tuple[SearchBackend, CountingProxy]
+) -> None:
+    be, proxy = counted
+    index = new_index()
+    fields = ["contents", "contents.shingles", "sira_enrichment.phrases.shingles", "title"]
+    texts = ["Green River", "zebra herd", "moon", "the of and"]
+    proxy.reset()
+    out = be.analyze_terms(index, fields, texts)
+    assert len(proxy.requests) == 1, proxy.requests
+    assert len(out) == 4 and all(set(entry) == set(fields) for entry in out)
+    green, river = sorted(out[0]["contents"])  # lowercased (and stemmed where the layout does)
+    assert green.startswith("green") and river.startswith("river")
+    assert out[0]["contents.shingles"] == [f"{green} {river}"]  # bigrams only, no unigram
+    assert out[0]["sira_enrichment.phrases.shingles"] == [f"{green} {river}"]  # from its parent
+    assert out[0]["title"] == out[0]["contents"]
+    herd, zebra = sorted(out[1]["contents"])
+    assert out[1]["contents.shingles"] == [f"{zebra} {herd}"]  # in text order
+    assert out[2]["contents.shingles"] == [] and len(out[2]["contents"]) == 1  # no bigram
+    assert out[3]["contents"] == []  # stopwords only
+    proxy.reset()
+    assert be.analyze_terms(index, fields, []) == []
+    assert proxy.requests == []
+
+
+# -- live_doc_freqs ------------------------------------------------------------------------
+def _probe(be: SearchBackend, index: str) -> list[tuple[str, str]]:
+    river, zebra, moon = (term(be, index, w) for w in ("river", "zebra", "moon"))
+    (green_river,) = be.analyze_terms(index, ["contents.shingles"], ["green river"])[0][
+        "contents.shingles"
+    ]
+    return [
+        ("contents", river),
+        ("contents", zebra),
+        ("contents", moon),
+        ("contents", "qqxzzy"),
+        ("contents.shingles", green_river),
+        ("title", river),
+    ]
+
+
+EXPECTED_DF = [5, 2, 1, 0, 3, 0]
+
+
+def test_live_doc_freqs_counts_exactly_in_one_round_trip(
+    new_index: NewIndex, counted: tuple[SearchBackend, CountingProxy]
+) -> None:
+    be, proxy = counted
+    index = new_index(docs=DOCS)
+    probe = _probe(be, index)
+    proxy.reset()
+    live = be.live_doc_freqs(index, probe)
+    assert len(proxy.requests) == 1, proxy.requests
+    assert live.doc_count == len(DOCS)
+    assert [live.get(f, t) for f, t in probe] == EXPECTED_DF
+    assert [(c.field, c.term) for c in live.counts] == probe  # one count per pair, in order
+    empty = be.live_doc_freqs(index, [])
+    assert empty.doc_count == len(DOCS) and empty.counts == []
+
+
+def test_an_update_leaves_a_deleted_copy_that_only_term_statistics_count(
+    target: ContractTarget, new_index: NewIndex
+) -> None:
+    be = target.backend
+    index = new_index(docs=DOCS)
+    probe = _probe(be, index)
+    river = probe[0][1]
+    (before,) = be.term_statistics(index, "contents", [river])
+    assert before.terms[0].doc_freq == 5 and be.deleted_docs(index) == 0
+
+    result = be.bulk_upsert(index, [{"_id": "c00", "text": "green river near the new mill"}])
+    assert result.succeeded == 1 and not result.errors
+    be.refresh(index)
+    assert be.deleted_docs(index) >= 1
+    live = be.live_doc_freqs(index, probe)
+    assert live.doc_count == len(DOCS)
+    assert [live.get(f, t) for f, t in probe] == EXPECTED_DF
+    (after,) = be.term_statistics(index, "contents", [river])
+    assert after.terms[0].doc_freq == 6  # Lucene still counts the old copy: why the route exists
+
+    target.hooks.delete_document(be, index, "c01")
+    be.refresh(index)
+    live = be.live_doc_freqs(index, probe)
+    assert live.doc_count == len(DOCS) - 1
+    assert [live.get(f, t) for f, t in probe] == [4, 2, 1, 0, 2, 0]
+    assert be.count(index) == len(DOCS) - 1
+
+
+def test_live_doc_freqs_do_not_depend_on_the_shard_layout(
+    new_index: NewIndex, be: SearchBackend
+) -> None:
+    one = new_index(shards=1, docs=DOCS)
+    five = new_index(shards=5, docs=DOCS)
+    probe = _probe(be, one)
+    assert _probe(be, five) == probe
+    live_one, live_five = be.live_doc_freqs(one, probe), be.live_doc_freqs(five, probe)
+    assert live_one == live_five
+    assert live_five.doc_count == len(DOCS)
+    assert [live_five.get(f, t) for f, t in probe] == EXPECTED_DF
+    # Term statistics come from the one shard an artificial document lands on.
+    (ts_one,) = be.term_statistics(one, "contents", [probe[0][1]])
+    (ts_five,) = be.term_statistics(five, "contents", [probe[0][1]])
+    assert ts_one.field_statistics is not None and ts_five.field_statistics is not None
+    assert (ts_one.terms[0].doc_freq, ts_one.field_statistics.doc_count) == (5, len(DOCS))
+    assert (ts_five.terms[0].doc_freq, ts_five.field_statistics.doc_count) != (5, len(DOCS))
+
+
+# -- search / msearch / explain ------------------------------------------------------------
+QUERY = {"match": {"contents": "green river zebra boat"}}
+
+
+def test_scores_are_the_same_on_one_and_five_shards(new_index: NewIndex, be: SearchBackend) -> None:
+    one = new_index(shards=1, docs=DOCS)
+    five = new_index(shards=5, docs=DOCS)
+    body = {"query": QUERY, "size": 10}
+    s_one, s_five = be.search(one, body), be.search(five, body)
+    assert s_one.total == s_five.total == 7
+    assert scores(s_one) == scores(s_five)
+    assert s_one.hits[0].score > s_one.hits[-1].score > 0
+    # Per-shard statistics would rank differently: the default is what makes them agree.
+    local = be.search(five, body, params={"search_type": "query_then_fetch"})
+    assert scores(local) != scores(s_five)
+
+    bodies = [body, {"query": {"match": {"contents": "moon"}}, "size": 3}]
+    m_one, m_five = be.msearch(one, bodies), be.msearch(five, bodies)
+    assert len(m_one) == len(m_five) == 2
+    assert scores(m_one[0]) == scores(m_five[0]) == scores(s_one)
+    assert [h.id for h in m_five[1].hits] == ["c07"]
+    assert scores(m_one[1]) == scores(m_five[1])
+
+
+def test_search_returns_source_and_respects_size(new_index: NewIndex, be: SearchBackend) -> None:
+    index = new_index(docs=DOCS)
+    result = be.search(index, {"query": QUERY, "size": 2, "_source": ["text"]})
+    assert result.total == 7 and len(result.hits) == 2
+    assert result.hits[0].source == {"text": TEXTS[result.hits[0].id]}
+
+
+def test_explain_agrees_with_the_search_score(new_index: NewIndex, be: SearchBackend) -> None:
+    five = new_index(shards=5, docs=DOCS)
+    hits = be.search(five, {"query": QUERY, "size": 10}).hits
+    for hit in (hits[0], hits[-1]):
+        explanation = be.explain(five, hit.id, QUERY)
+        assert explanation is not None
+        assert explanation["value"] == pytest.approx(hit.score, rel=1e-5)
+        assert explanation.get("details")
+    assert be.explain(five, "c08", QUERY) is None  # does not match
+    assert be.explain(five, "no-such-doc", QUERY) is None
+
+
+# -- settings, aliases, names --------------------------------------------------------------
+def test_index_settings_name_each_concrete_index(new_index: NewIndex, be: SearchBackend) -> None:
+    a, b = new_index(shards=2), new_index(shards=1)
+    settings = be.index_settings(a)
+    assert list(settings) == [a]
+    assert str(settings[a]["number_of_shards"]) == "2"
+    assert {"sira_text", "sira_shingles"} <= set(settings[a]["analysis"]["analyzer"])
+    alias = f"{a}-both"
+    be.update_aliases(
+        [{"add": {"index": a, "alias": alias}}, {"add": {"index": b, "alias": alias}}]
+    )
+    both = be.index_settings(alias)
+    assert set(both) == {a, b} and str(both[b]["number_of_shards"]) == "1"
+
+
+def test_aliases_add_remove_and_move_atomically(new_index: NewIndex, be: SearchBackend) -> None:
+    a, b = new_index(docs=DOCS[:3]), new_index(docs=DOCS[:5])
+    alias = f"{a}-live"
+    assert be.aliases(a) == {a: []}
+    assert be.aliases(alias) == {}
+    be.update_aliases([{"add": {"index": a, "alias": alias}}])
+    assert be.aliases(alias) == {a: [alias]} and be.aliases(a) == {a: [alias]}
+    assert be.count(alias) == 3
+    be.update_aliases(
+        [{"remove": {"index": a, "alias": alias}}, {"add": {"index": b, "alias": alias}}]
+    )
+    assert be.aliases(alias) == {b: [alias]} and be.aliases(a) == {a: []}
+    assert be.count(alias) == 5
+    # All or nothing: one bad action and the good one is not applied either.
+    other = f"{a}-other"
+    with pytest.raises(SiraSeekEngineError):
+        be.update_aliases(
+            [
+                {"add": {"index": a, "alias": other}},
+                {"add": {"index": f"{a}-never-existed", "alias": other}},
+            ]
+        )
+    assert be.aliases(other) == {} and be.aliases(a) == {a: []}
+    be.update_aliases([{"remove": {"index": b, "alias": alias}}])
+    assert be.aliases(alias) == {}
+
+
+def test_resolve_name(new_index: NewIndex, be: SearchBackend) -> None:
+    a, b = new_index(), new_index()
+    assert be.resolve_name(a) == ([a], a)
+    assert be.resolve_name(f"{a}-missing") == ([], None)
+    alias = f"{a}-r"
+    be.update_aliases(
+        [{"add": {"index": a, "alias": alias}}, {"add": {"index": b, "alias": alias}}]
+    )
+    assert be.resolve_name(alias) == (sorted([a, b]), None)  # no write index among two
+    be.update_aliases([{"add": {"index": b, "alias": alias, "is_write_index": True}}])
+    assert be.resolve_name(alias) == (sorted([a, b]), b)
+
+
+# -- scan ------------------------------------------------------------------------------------
+def _many(n: int) -> list[dict[str, Any]]:
+    return [{"_id": f"s{i:03d}", "title": f"t{i}", "text": f"scan body {i}"} for i in range(n)]
+
+
+def test_scan_pages_and_slices_cover_every_document_once(
+    new_index: NewIndex, be: SearchBackend
+) -> None:
+    docs = _many(45)
+    index = new_index(shards=2, docs=docs)
+    pages = list(be.scan(index, page_size=7, source=["title"]))
+    assert all(0 < len(p) <= 7 for p in pages) and len(pages) == 7
+    seen = [h.id for p in pages for h in p]
+    assert sorted(seen) == sorted(d["_id"] for d in docs)  # each once
+    first = pages[0][0]
+    assert set(first.source or {}) == {"title"}
+    assert first.seq_no is not None and first.primary_term is not None
+    by_slice = [
+        [h.id for p in be.scan(index, page_size=5, slice_id=s, max_slices=3) for h in p]
+        for s in range(3)
+    ]
+    assert all(by_slice)  # every slice has work
+    assert sorted(i for part in by_slice for i in part) == sorted(d["_id"] for d in docs)
+    filtered = [
+        h.id for p in be.scan(index, query={"ids": {"values": ["s001", "s044"]}}) for h in p
+    ]
+    assert sorted(filtered) == ["s001", "s044"]
+
+
+def test_scan_raises_the_typed_error_when_the_point_in_time_is_gone(
+    target: ContractTarget, new_index: NewIndex
+) -> None:
+    be = target.backend
+    index = new_index(docs=_many(12))
+    pages = be.scan(index, page_size=3)
+    got = [next(pages), next(pages)]
+    assert [len(p) for p in got] == [3, 3]
+    target.hooks.drop_scan_contexts(be, index)
+    with pytest.raises(ScanContextLostError):
+        next(pages)
+    # A new scan afterwards is fine (that is what the runner does).
+    assert sum(len(p) for p in be.scan(index, page_size=5)) == 12
+
+
+# -- writes, reads ---------------------------------------------------------------------------
+def test_bulk_upsert_creates_then_merges_and_reports_noops(
+    new_index: NewIndex, be: SearchBackend
+) -> None:
+    index = new_index()
+    first = be.bulk_upsert(index, DOCS[:4])
+    assert first.succeeded == 4 and first.noop == 0 and not first.errors
+    merged = be.bulk_upsert(index, [{"_id": "c00", "sira_enrichment": {"phrases": ["x y"]}}])
+    assert merged.succeeded == 1
+    doc = be.get(index, "c00")
+    assert doc is not None and doc.source is not None
+    assert doc.source["text"] == TEXTS["c00"]  # not given, so kept
+    assert doc.source["sira_enrichment"] == {"phrases": ["x y"]}
+    same = be.bulk_upsert(index, [{"_id": "c01", "text": TEXTS["c01"]}])
+    assert same.noop == 1 and same.succeeded == 0
+    be.refresh(index)
+    assert be.count(index) == 4
+
+
+def test_bulk_index_appends_with_generated_ids(new_index: NewIndex, be: SearchBackend) -> None:
+    index = new_index()
+    result = be.bulk_index(index, [{"title": "log", "text": f"entry {i}"} for i in range(3)])
+    assert result.succeeded == 3 and not result.errors
+    be.refresh(index)
+    assert be.count(index) == 3
+    ids = {h.id for p in be.scan(index) for h in p}
+    assert len(ids) == 3
+
+
+def test_partial_updates_are_guarded_by_seq_no(new_index: NewIndex, be: SearchBackend) -> None:
+    index = new_index(docs=DOCS[:2])
+    doc = be.get(index, "c00")
+    assert doc is not None and doc.seq_no is not None and doc.primary_term is not None
+    ok = be.bulk_partial_update(
+        index,
+        [
+            PartialUpdate(
+                id="c00",
+                doc={"sira_sync": {"status": "enriched"}},
+                if_seq_no=doc.seq_no,
+                if_primary_term=doc.primary_term,
+            )
+        ],
+    )
+    assert ok.succeeded == 1 and not ok.errors
+    stale = be.bulk_partial_update(
+        index,
+        [
+            PartialUpdate(
+                id="c00",
+                doc={"sira_sync": {"status": "failed"}},
+                if_seq_no=doc.seq_no,  # the write above moved it on
+                if_primary_term=doc.primary_term,
+            ),
+            PartialUpdate(id="nope", doc={"title": "x"}),
+        ],
+    )
+    assert stale.succeeded == 0
+    assert sorted((e.id, e.status) for e in stale.errors) == [("c00", 409), ("nope", 404)]
+    now = be.get(index, "c00")
+    assert now is not None and now.source is not None
+    assert now.source["sira_sync"] == {"status": "enriched"}
+    assert now.seq_no is not None and now.seq_no > doc.seq_no
+
+
+def test_count_get_refresh_and_deleted_docs(new_index: NewIndex, be: SearchBackend) -> None:
+    index = new_index()
+    assert be.count(index) == 0 and be.deleted_docs(index) == 0
+    assert be.index_exists(index) and not be.index_exists(f"{index}-missing")
+    be.bulk_upsert(index, DOCS)
+    be.refresh(index)
+    assert be.count(index) == len(DOCS)
+    river = term(be, index, "river")
+    assert be.count(index, {"term": {"contents": river}}) == 5
+    hit = be.get(index, "c05")
+    assert hit is not None and hit.source == {k: v for k, v in DOCS[5].items() if k != "_id"}
+    assert be.get(index, "missing") is None
+    be.bulk_upsert(index, [{"_id": "c05", "text": "zebra herd at noon"}])
+    be.refresh(index)
+    assert be.deleted_docs(index) >= 1
+    assert be.count(index) == len(DOCS)
