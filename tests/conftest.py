@@ -14,6 +14,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,6 +25,9 @@ from sira_seek.esplugin.local_node import LocalNode, NodeState
 from sira_seek.esplugin.local_security import LocalCredentials
 from sira_seek.esplugin.registry import connect
 from sira_seek.ingest import ingest_corpus
+
+if TYPE_CHECKING:
+    from cluster_kit import ClusterHandle
 
 ENGINES = ["opensearch", "elasticsearch"]
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -155,3 +159,19 @@ def world_readable_tmp() -> Iterator[Path]:
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def opensearch_cluster() -> Iterator[ClusterHandle]:
+    """A real 3-node OpenSearch cluster (tests/cluster_kit.py ``ClusterHandle``), started
+    lazily for the tests that ask for it, in its own folder and ports; fails loudly if it
+    cannot start. Tests that kill members must restart them (``start(i)``/``ensure_whole``)."""
+    from cluster_kit import ClusterHandle
+
+    try:
+        handle = ClusterHandle.start_session_cluster()
+    except Exception as exc:  # the suite must fail loudly, never skip
+        pytest.fail(f"could not start a 3-node OpenSearch cluster: {exc}", pytrace=False)
+    yield handle
+    if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
+        handle.down()

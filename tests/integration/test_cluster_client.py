@@ -1,0 +1,85 @@
+"""Clients built from every member's URL survive losing a node, even the first one."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cluster_kit import ClusterHandle
+
+from sira_seek.backend import SearchBackend
+from sira_seek.config import ClusterSettings
+from sira_seek.esplugin.errors import SiraSeekEngineError
+from sira_seek.esplugin.registry import connect
+from sira_seek.ingest import ingest_corpus
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def replicated_index(
+    opensearch_cluster: ClusterHandle, wikimh_dir: Path
+) -> Iterator[tuple[SearchBackend, str]]:
+    """wikimh on 3 shards with 1 replica: every shard has a copy on two members."""
+    backend = opensearch_cluster.backend()
+    name = f"test-cluster-{uuid.uuid4().hex[:10]}"
+    report = ingest_corpus(backend, name, wikimh_dir, shards=3, replicas=1)
+    assert report.written == 9003 and not report.failed
+    opensearch_cluster.wait_for_health("green")
+    try:
+        yield backend, name
+    finally:
+        opensearch_cluster.ensure_whole()
+        opensearch_cluster.backend().delete_index(name)
+
+
+def test_search_and_count_survive_killing_the_first_node(
+    opensearch_cluster: ClusterHandle, replicated_index: tuple[SearchBackend, str]
+) -> None:
+    backend, index = replicated_index
+    query = {"match": {"text": "magazine"}}
+    body = {"query": query, "size": 10}
+    before = backend.search(index, body)
+    expected_count = backend.count(index, query)
+    assert expected_count > 0
+    first_pid = opensearch_cluster.pid(0)
+
+    opensearch_cluster.kill(0)
+    assert not opensearch_cluster.alive(0)
+    assert first_pid is not None and not Path(f"/proc/{first_pid}").exists()
+
+    # The backend built before the loss, whose first host is the dead node, keeps working:
+    # several requests in a row, so round-robin hits the dead host more than once.
+    for _ in range(6):
+        assert backend.count(index) == 9003
+        assert backend.count(index, query) == expected_count
+    after = backend.search(index, body)
+    # Same ranking from the surviving copies (ties may order differently between copies).
+    assert after.total == before.total == expected_count
+    assert [round(h.score, 4) for h in after.hits] == [round(h.score, 4) for h in before.hits]
+    # A backend connected now detects the cluster through the second host.
+    fresh = opensearch_cluster.backend()
+    assert fresh.info.url == opensearch_cluster.node_url(1)
+    assert fresh.count(index) == 9003
+    # Only the dead node's URL: nothing answers, and the message says so.
+    with pytest.raises(SiraSeekEngineError, match="No search cluster answers"):
+        connect(ClusterSettings(url=opensearch_cluster.node_url(0)))
+    assert opensearch_cluster.health()["number_of_nodes"] == 2
+
+    opensearch_cluster.start(0)
+    health = opensearch_cluster.health()
+    assert health["status"] == "green" and health["number_of_nodes"] == 3
+    assert opensearch_cluster.alive(0) and opensearch_cluster.pid(0) != first_pid
+    assert backend.count(index) == 9003
+
+
+def test_node_names_are_distinct_and_one_cluster_manager(
+    opensearch_cluster: ClusterHandle,
+) -> None:
+    names = opensearch_cluster.node_names()
+    assert names == ["node-0", "node-1", "node-2"]
+    rows = opensearch_cluster.get("/_cat/nodes?format=json&h=name,cluster_manager")
+    assert sorted(r["name"] for r in rows) == names
+    assert sum(r["cluster_manager"] == "*" for r in rows) == 1
