@@ -14,13 +14,15 @@ from .explain_cmd import explain
 from .ingest_cmd import ingest
 from .kibana_cmd import kibana
 from .node_cmds import node
+from .options import DebuggableGroup, logging_options
 from .qa_score import qa_score
 from .report_cmd import report
 from .search_cmd import search
 
 
-@click.group()
+@click.group(cls=DebuggableGroup)
 @click.version_option(__version__, prog_name="sira-seek")
+@logging_options
 def cli() -> None:
     """SIRA retrieval and SEEK RAG on Elasticsearch / OpenSearch clusters."""
 

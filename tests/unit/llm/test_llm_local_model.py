@@ -1,5 +1,6 @@
 """Model assembly and server-process handling, without running a model."""
 
+import logging
 import sys
 import types
 from pathlib import Path
@@ -25,14 +26,20 @@ def _fake_gemma_package(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 
 def test_first_use_assembles_once_says_so_and_leaves_no_partial_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     assembled = _fake_gemma_package(monkeypatch)
-    path = ensure_gemma_model(tmp_path)
+    with caplog.at_level(logging.INFO, logger="sira_seek"):
+        path = ensure_gemma_model(tmp_path)
     assert path == tmp_path / "fake.gguf" and path.read_bytes() == b"GGUF fake"
-    assert "assembling Gemma 3 270M" in capsys.readouterr().err
-    assert ensure_gemma_model(tmp_path) == path
-    assert capsys.readouterr().err == "" and len(assembled) == 1
+    # a warning (not info), so it shows even where nobody configured logging
+    notes = [r for r in caplog.records if "assembling Gemma 3 270M" in r.getMessage()]
+    assert [r.levelno for r in notes] == [logging.WARNING]
+    assert notes[0].name == "sira_seek.llm.gemma_model"
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="sira_seek"):
+        assert ensure_gemma_model(tmp_path) == path
+    assert caplog.records == [] and len(assembled) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fake.gguf"]
     assert resolve_gguf("gemma3-270m", tmp_path) == path
 
