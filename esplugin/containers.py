@@ -1,10 +1,35 @@
-"""testcontainers, used when a Docker daemon answers (never required)."""
+"""Throwaway nodes in Docker through testcontainers, when a Docker daemon answers.
+
+Test-suite machinery, never required: testcontainers and the Docker SDK are the optional
+``docker`` extra (also in ``test``), imported only here and only when used, so a plain
+``pip install sira-seek`` neither needs nor imports them.
+"""
 
 from __future__ import annotations
 
+import importlib
+import logging
+from types import ModuleType
 from typing import Any
 
 from .distributions import DEFAULT_VERSIONS
+from .errors import SiraSeekEngineError
+
+logger = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'sira-seek[docker]' (or the test extra: pip install -e '.[test]')"
+
+
+def _testcontainers_module(name: str) -> ModuleType:
+    """``testcontainers.<name>``, or an error that says which extra provides it."""
+    try:
+        return importlib.import_module(f"testcontainers.{name}")
+    except ImportError as exc:
+        raise SiraSeekEngineError(
+            f"starting a node in Docker needs testcontainers ({exc.name} is missing): "
+            f"{INSTALL_HINT}"
+        ) from exc
+
 
 IMAGES = {
     "opensearch": "opensearchproject/opensearch:{version}",
@@ -13,10 +38,14 @@ IMAGES = {
 
 
 def docker_available() -> bool:
-    """True when a Docker daemon answers a ping; False on machines without one."""
+    """True when a Docker daemon answers a ping; False on machines without one (or without
+    the Docker SDK, which comes with the ``docker`` extra)."""
     try:
         import docker
-
+    except ImportError:
+        logger.debug("no Docker SDK installed (%s): not looking for a daemon", INSTALL_HINT)
+        return False
+    try:
         client = docker.from_env(timeout=3)
         client.ping()
         return True
@@ -29,13 +58,11 @@ def start_container(engine: str, version: str | None = None) -> tuple[str, Any]:
     version = version or DEFAULT_VERSIONS[engine]
     image = IMAGES[engine].format(version=version)
     if engine == "opensearch":
-        from testcontainers.community.opensearch import OpenSearchContainer
-
-        container: Any = OpenSearchContainer(image, security_enabled=False)
+        opensearch = _testcontainers_module("community.opensearch")
+        container: Any = opensearch.OpenSearchContainer(image, security_enabled=False)
     else:
-        from testcontainers.community.elasticsearch import ElasticSearchContainer
-
-        container = ElasticSearchContainer(image, mem_limit="1g")
+        elasticsearch = _testcontainers_module("community.elasticsearch")
+        container = elasticsearch.ElasticSearchContainer(image, mem_limit="1g")
     container.start()
     host = container.get_container_host_ip()
     port = container.get_exposed_port(9200)
