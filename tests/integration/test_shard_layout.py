@@ -10,6 +10,8 @@ and the same metrics.
 
 from __future__ import annotations
 
+import json
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +29,11 @@ from sira_seek.sira.evaluation import sira_results
 from sira_seek.sira.results import SiraResult
 
 pytestmark = pytest.mark.integration
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from cli_runner import run_cli  # noqa: E402
+from cluster_kit import ClusterHandle  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +135,48 @@ def test_plain_query_then_fetch_would_differ(
         assert five_global == pytest.approx(one, rel=1e-5)
         differ += five_local != pytest.approx(one, rel=1e-5)
     assert differ >= 15
+
+
+def test_three_node_cluster_five_shards_one_replica_equals_one_shard(
+    opensearch_cluster: ClusterHandle,
+    backends: dict[str, SearchBackend],
+    wikimh_indexes: dict[str, str],
+    wikimh_dir: Path,
+    tmp_path: Path,
+) -> None:
+    """Acceptance, as a user runs it: wikimh on a real 3-node cluster (5 shards, 1 replica)
+    gives the one-shard candidate tables and, through `sira-seek eval retrieval` with no extra
+    flag, the one-shard metrics."""
+    single = backends["opensearch"]
+    cluster = opensearch_cluster.backend()
+    assert cluster.info.version == single.info.version  # same analysis on both sides
+    index = f"test-wikimh-cluster-{uuid.uuid4().hex[:8]}"
+    urls = ",".join(opensearch_cluster.urls)
+    try:
+        ingested = run_cli(
+            ["ingest", str(wikimh_dir / "corpus.jsonl"), "--index", index, "--shards", "5",
+             "--replicas", "1", "--json", "--url", urls]
+        )  # fmt: skip
+        assert ingested.returncode == 0, ingested.stderr[-2000:]
+        opensearch_cluster.wait_for_health("green")
+        shards = opensearch_cluster.get(f"/_cat/shards/{index}?format=json")
+        assert len(shards) == 10 and {s["state"] for s in shards} == {"STARTED"}
+        assert len({s["node"] for s in shards}) == 3
+        rows_cluster = candidate_rows(_results(cluster, index, wikimh_dir))
+        rows_single = candidate_rows(_results(single, wikimh_indexes["opensearch"], wikimh_dir))
+        assert rows_cluster == rows_single
+        metrics = {}
+        for url, name in ((urls, index), (single.info.url, wikimh_indexes["opensearch"])):
+            out = run_cli(
+                ["eval", "retrieval", "--index", name, "--method", "sira",
+                 "--queries", str(wikimh_dir / "queries-hotpotqa.jsonl"),
+                 "--qrels", str(wikimh_dir / "qrels-hotpotqa.tsv"),
+                 "--expansions", str(wikimh_dir / STRONG), "--json", "--url", url]
+            )  # fmt: skip
+            assert out.returncode == 0, out.stderr[-2000:]
+            metrics[url] = json.loads(out.stdout)
+        got, want = metrics[urls], metrics[single.info.url]
+        for key in ("ndcg@10", "recall@10"):
+            assert got[key] == pytest.approx(want[key], abs=0.002), key
+    finally:
+        cluster.delete_index(index)
