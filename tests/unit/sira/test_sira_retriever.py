@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from sira_doubles import DF, DFTableBackend
 
+from sira_seek.llm.precomputed import PrecomputedKeywords
 from sira_seek.sira.categories import CategoryGrounder, rank_neighbours
 from sira_seek.sira.df_check import TooManyCandidatesError
-from sira_seek.sira.expansions import QueryInput
+from sira_seek.sira.expansions import PrecomputedExpander, QueryInput
 from sira_seek.sira.index_profile import SiraIndexError, profile_from_mapping, read_index_profile
 from sira_seek.sira.retriever import EmptyQueryError, SiraRetriever
 from sira_seek.sira.settings import SiraSettings
@@ -61,13 +62,39 @@ def test_too_many_candidates_is_a_clear_error(fake_backend: DFTableBackend) -> N
         r.search("q", phrases=["a1", "a2", "a3", "a4"])
 
 
-def test_search_many_uses_one_df_request_per_query_and_msearch(
-    fake_backend: DFTableBackend,
-) -> None:
-    r = SiraRetriever(fake_backend, "idx")
-    results = r.search_many([QueryInput(text="a", id="1"), QueryInput(text="b", id="2")])
-    assert [x.query_id for x in results] == ["1", "2"]
-    assert len(fake_backend.searches) == 2
+class RoundTripCounter(DFTableBackend):
+    """The table double, also recording every search round trip in ``calls``.
+
+    ``msearch`` is ONE entry (with its bodies), whatever it holds; a caller that loops over
+    single ``search`` calls leaves one ``search`` entry per query instead.
+    """
+
+    def search(self, index, body, params=None):  # noqa: ANN001, ANN201
+        self.calls.append(("search", dict(body)))
+        return super().search(index, body, params)
+
+    def msearch(self, index, bodies, params=None):  # noqa: ANN001, ANN201
+        self.calls.append(("msearch", [dict(b) for b in bodies]))
+        return [DFTableBackend.search(self, index, b, params) for b in bodies]
+
+
+def test_search_many_uses_one_df_check_per_query_and_one_msearch_per_batch() -> None:
+    backend = RoundTripCounter(DF, doc_count=1000)
+    table = PrecomputedKeywords(
+        by_id={"1": ["Christopher Nolan"], "2": ["Malayalam cinema"], "3": ["Kerala"]}
+    )
+    r = SiraRetriever(backend, "idx", expander=PrecomputedExpander(table))
+    queries = [QueryInput(text=t, id=i) for i, t in (("1", "a"), ("2", "b"), ("3", "c"))]
+    results = r.search_many(queries, batch=2)
+    assert [x.query_id for x in results] == ["1", "2", "3"]
+    names = [name for name, _ in backend.calls]
+    # per query: one analysis round trip and one DF round trip; then the searches, batched
+    assert names == ["analyze_terms", "live_doc_freqs"] * 3 + ["msearch", "msearch"], names
+    (_, first), (_, second) = backend.calls[-2:]
+    assert [len(first), len(second)] == [2, 1]
+    # each batch carries exactly the compiled bodies, in query order
+    assert [*first, *second] == [x.body for x in results]
+    assert not results[0].plain_bm25 and not results[1].plain_bm25 and results[2].plain_bm25
 
 
 def test_profile_without_contents_or_index_is_a_clear_error(fake_backend: DFTableBackend) -> None:
