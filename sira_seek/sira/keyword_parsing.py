@@ -70,6 +70,16 @@ def json_candidates(text: str) -> Iterable[str]:
         yield text[start : end + 1]
 
 
+def _unescape(raw: str) -> str:
+    """A JSON string body as the model meant it (``\\u00e9`` is é, ``\\"`` is a quote);
+    recovered phrases must equal what strict parsing of the complete answer would give."""
+    try:
+        value = json.loads(f'"{raw}"', strict=False)
+    except ValueError:
+        return raw
+    return value if isinstance(value, str) else raw
+
+
 def parse_enrichment(answer: Any, *, limit: int = 10) -> ParsedEnrichment:
     """Phrases from an already-decoded object, a JSON string, or JSON buried in prose.
 
@@ -87,7 +97,7 @@ def parse_enrichment(answer: Any, *, limit: int = 10) -> ParsedEnrichment:
         if parsed is not None:
             return parsed
     tail = text.split('"keywords"', 1)[1] if '"keywords"' in text else ""
-    quoted = [m.group(1) for m in _QUOTED.finditer(tail)] if tail else []
+    quoted = [_unescape(m.group(1)) for m in _QUOTED.finditer(tail)] if tail else []
     if quoted:
         return ParsedEnrichment(phrases=clean_phrases(quoted, limit), recovered=True)
     if not text or text.startswith(("{", "[")):
