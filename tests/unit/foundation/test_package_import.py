@@ -55,11 +55,16 @@ def test_public_names_resolve_lazily_to_the_library_types() -> None:
         from sira_seek.sira.results import SiraResult
         names = {n: getattr(sira_seek, n).__module__ for n in sira_seek.__all__
                  if n not in ("__version__", "connect")}
+        import inspect, sira_seek.client
         print(json.dumps({"names": names, "same": sira_seek.SiraSeek is SiraSeek
-                          and sira_seek.SiraResult is SiraResult}))
+                          and sira_seek.SiraResult is SiraResult,
+                          "signatures": [str(inspect.signature(f)) for f in
+                                         (sira_seek.connect, sira_seek.client.connect)]}))
         """
     )
     assert found["same"] is True
+    top, impl = found["signatures"]  # type: ignore[misc]
+    assert top == impl  # the package's connect() forwards every argument of the real one
     assert found["names"] == {
         "IngestReport": "sira_seek.ingest",
         "RunReport": "sira_seek.sync.run_report",
