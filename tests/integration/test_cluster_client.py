@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cluster_kit import ClusterHandle
@@ -83,3 +85,39 @@ def test_node_names_are_distinct_and_one_cluster_manager(
     rows = opensearch_cluster.get("/_cat/nodes?format=json&h=name,cluster_manager")
     assert sorted(r["name"] for r in rows) == names
     assert sum(r["cluster_manager"] == "*" for r in rows) == 1
+
+
+def _dead_url() -> str:
+    """A loopback URL where nothing listens (a port bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def _client_ports(backend: SearchBackend) -> set[int]:
+    """Ports of the hosts the Python client itself was given (not just the detected one)."""
+    client: Any = backend.client  # type: ignore[attr-defined]
+    transport = client.transport
+    if hasattr(transport, "node_pool"):  # elasticsearch-py (elastic-transport)
+        return {int(node.config.port) for node in transport.node_pool.all()}
+    return {int(host["port"]) for host in transport.hosts}  # opensearch-py
+
+
+def test_both_clients_skip_a_dead_first_host(
+    node_urls: dict[str, str], engine: str, index_name: str
+) -> None:
+    """Both Python clients get every host and retry connection errors on the others: with a
+    dead host listed FIRST, detection and every request still succeed."""
+    dead, live = _dead_url(), node_urls[engine].rstrip("/")
+    backend = connect(ClusterSettings(url=f"{dead},{live}"))
+    assert backend.info.engine == engine
+    assert backend.info.url == node_urls[engine].rstrip("/")
+    assert _client_ports(backend) == {int(dead.rsplit(":", 1)[1]), int(live.rsplit(":", 1)[1])}
+    backend.ensure_corpus_index(index_name)
+    backend.bulk_upsert(index_name, [{"_id": "1", "title": "t", "text": "a magazine"}])
+    backend.refresh(index_name)
+    for _ in range(8):  # round-robin returns to the dead host; each time it is retried
+        assert backend.count(index_name) == 1
+    with pytest.raises(SiraSeekEngineError, match="unreachable|No search cluster answers"):
+        connect(ClusterSettings(url=f"{dead},{_dead_url()}"))
