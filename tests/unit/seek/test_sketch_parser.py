@@ -1,8 +1,9 @@
 """The steering sketch model and the tolerant initial-sketch parser.
 
-The fixture check runs over the reference code's own samples: every raw sketch in
-``pager_samples/outline/outline_*.jsonl`` must give the gists of the reference's cleaned sketch
-in ``new_outline_*.jsonl``.
+The fixture check runs over hand-made sketches in the reference code's layout (prose before
+``<OUTLINE>``, a heading after ``</OUTLINE>``, emphasis, ragged spacing): every raw sketch in
+``fixtures/sketches/outline_*.jsonl`` must give the gists of its cleaned sketch in
+``new_outline_*.jsonl``. The reference's own samples are checked in tests/integration.
 """
 
 from __future__ import annotations
@@ -27,17 +28,16 @@ from sira_seek.seek.sketch import (
 )
 
 # --------------------------------------------------------------------------------------------
-# Fixture data (read in place from ../shared/data; never copied into the repository)
+# Fixture data: hand-made sketches beside the unit tests (tests/unit/fixtures/sketches). The
+# reference code's own samples are checked by tests/integration/test_pager_reference_samples.py.
 # --------------------------------------------------------------------------------------------
+
+OUTLINE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "sketches"
 
 
 @pytest.fixture(scope="module")
-def outline_dir(shared_data: Path) -> Path:
-    """``shared_data`` (tests/conftest.py) fails the run, never skips, when the data is absent."""
-    folder = shared_data / "pager_samples" / "outline"
-    if not folder.is_dir():
-        pytest.fail(f"PAGER sample sketches missing: {folder} does not exist", pytrace=False)
-    return folder
+def outline_dir() -> Path:
+    return OUTLINE_DIR
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -63,7 +63,7 @@ def test_every_raw_sketch_parses_to_the_reference_gists(outline_dir: Path) -> No
     assert cleaned_files and raw_files, f"no outline fixtures in {outline_dir}"
     cleaned = {rec["id"]: rec for path in cleaned_files for rec in _read_jsonl(path)}
     raw_records = [rec for path in raw_files for rec in _read_jsonl(path)]
-    assert len(raw_records) == 10
+    assert len(raw_records) == 3
     for record in raw_records:
         sketch = parse_sketch(record["init_page"], question=record["question"])
         title, gists = _reference_headings(cleaned[record["id"]]["init_page"])
@@ -83,13 +83,16 @@ def test_cleaned_reference_sketches_parse_to_themselves(outline_dir: Path) -> No
 
 
 def test_raw_fixture_with_closing_marker_is_cut_there(outline_dir: Path) -> None:
-    """One sample ends with ``</OUTLINE>``: nothing after it may become a gist."""
-    records = _read_jsonl(outline_dir / "outline_nq_test_shuffle_2k.jsonl")
+    """A sketch closed by ``</OUTLINE>``: nothing after it may become a gist, including the
+    heading the fixture already has after the marker."""
+    records = _read_jsonl(outline_dir / "outline_hand.jsonl")
     closed = [r for r in records if "</OUTLINE>" in r["init_page"]]
     assert closed
     for record in closed:
         extra = record["init_page"] + "\n\n## Appendix after the marker\n"
-        assert "Appendix after the marker" not in parse_sketch(extra).headings
+        headings = parse_sketch(extra).headings
+        assert "Appendix after the marker" not in headings
+        assert not any("After The Marker" in h for h in headings), headings
 
 
 # --------------------------------------------------------------------------------------------
