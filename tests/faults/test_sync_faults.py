@@ -3,7 +3,6 @@ writer. Each scenario ends with an audit of every document; all counts must be z
 
 from __future__ import annotations
 
-import random
 import signal
 import subprocess
 import threading
@@ -11,8 +10,9 @@ import time
 
 import pytest
 from fault_kit import FaultScenario, run_sync, wait_until_sync_writes
+from seeds import seeded_rng
 
-from sira_seek.backend import PartialUpdate
+from sira_seek.backend import PartialUpdate, SearchBackend
 from sira_seek.esplugin.base import RestBackend
 
 pytestmark = pytest.mark.integration
@@ -20,28 +20,58 @@ pytestmark = pytest.mark.integration
 N = 300
 
 
+def _written(backend: SearchBackend, index: str) -> int:
+    backend.refresh(index)
+    return backend.count(index, {"exists": {"field": "sira_sync.status"}})
+
+
+def _wait_for_more_writes(
+    backend: SearchBackend, index: str, before: int, proc: subprocess.Popen[bytes]
+) -> None:
+    """Block until a resumed run has written past ``before`` documents: the kill must land on a
+    sync that is working, not on an interpreter still importing its modules."""
+    deadline = time.monotonic() + 60
+    while _written(backend, index) <= before:
+        assert time.monotonic() < deadline, "the resumed sync never wrote"
+        assert proc.poll() is None, f"the resumed sync ended (exit {proc.returncode}) unkilled"
+        time.sleep(0.02)
+
+
+KILLS = 3
+
+
 def test_sigkill_repeatedly_then_resume(fault_scenario: FaultScenario) -> None:
+    """Three SIGKILLs, each once the run is writing (plus a seeded random delay, so it lands
+    at a different point of a page each time); then --resume runs to completion."""
+    backend, index_name = fault_scenario.backend, fault_scenario.index
     jsonl, docs = fault_scenario.ingest(N)
     cmd = fault_scenario.sync_cmd(jsonl, "--page-size", "2")
-    rng = random.Random(7)
-    runs = kills = 0
-    for attempt in range(12):
+    rng = seeded_rng("SIGKILL delays")
+    for attempt in range(KILLS):
+        before = _written(backend, index_name)
         proc = subprocess.Popen(
             [*cmd, *(["--resume"] if attempt else [])],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        runs += 1
         try:
-            proc.wait(timeout=rng.uniform(0.8, 2.0) if kills < 3 else 300)
-            assert proc.returncode == 0
-            break
-        except subprocess.TimeoutExpired:
+            if attempt == 0:
+                wait_until_sync_writes(backend, index_name, proc)  # type: ignore[arg-type]
+            else:
+                _wait_for_more_writes(backend, index_name, before, proc)
+            time.sleep(rng.uniform(0.0, 0.3))
+            assert proc.poll() is None, "the sync finished before it could be killed"
+        finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=60)
-            kills += 1
-    row = fault_scenario.audit_and_record(f"sync killed (SIGKILL x{kills}) and resumed", runs, docs)
-    assert kills >= 1 and row.damage == (0, 0, 0)
+        assert proc.returncode == -signal.SIGKILL
+        assert _written(backend, index_name) < N, "the kill came after the last page"
+    final = run_sync([*cmd, "--resume"])
+    assert final.returncode == 0, final.stderr[-1500:]
+    row = fault_scenario.audit_and_record(
+        f"sync killed (SIGKILL x{KILLS}) mid-write and resumed", KILLS + 1, docs
+    )
+    assert row.damage == (0, 0, 0)
 
 
 def test_flood_stage_block_then_resume(fault_scenario: FaultScenario) -> None:
@@ -56,10 +86,14 @@ def test_flood_stage_block_then_resume(fault_scenario: FaultScenario) -> None:
         blocked = run_sync(fault_scenario.sync_cmd(jsonl))
     finally:
         backend.request("PUT", settings, body={"index.blocks.read_only_allow_delete": None})
-    assert blocked.returncode != 0
+    # README ("Faults, bad input"): a flood-stage block makes the run exit 3, naming the
+    # refused writes; not 1 (a crash or usage error) and not 0 (silently incomplete)
+    assert blocked.returncode == 3, blocked.stderr[-1500:]
+    assert "write refused:" in blocked.stderr, blocked.stderr[-1500:]
     message = (blocked.stdout + blocked.stderr).lower()
     assert "block" in message or "read-only" in message or "read_only" in message, message[-800:]
     assert "traceback" not in message
+    assert _written(backend, index_name) == 0, "a refused run must leave every document as it was"
     resumed = run_sync(fault_scenario.sync_cmd(jsonl, "--resume"))
     assert resumed.returncode == 0, resumed.stderr[-1500:]
     row = fault_scenario.audit_and_record("sync hits a flood-stage index block", 2, docs)
@@ -71,7 +105,7 @@ def test_another_writer_during_sync_loses_nothing(fault_scenario: FaultScenario)
     a follow-up run enriches the edited texts."""
     backend, index_name = fault_scenario.backend, fault_scenario.index
     jsonl, docs = fault_scenario.ingest(N)
-    edited = random.Random(3).sample(sorted(docs), 25)
+    edited = seeded_rng("edited documents").sample(sorted(docs), 25)
     expected = {i: dict(d) for i, d in docs.items()}
 
     def writer() -> None:
