@@ -14,7 +14,12 @@ from typing import Any
 
 import click
 
-from sira_seek.evaluation.qa_metrics import QAScores, score_predictions
+from sira_seek.evaluation.qa_metrics import (
+    ANSWER_EXTRACTIONS,
+    AnswerExtraction,
+    QAScores,
+    score_predictions,
+)
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import QAFileError, read_questions
@@ -55,6 +60,14 @@ def _progress(result: SeekResult) -> None:
     default=None,
     help="Also write every result (answer, sketch, sub-queries, usage) as JSONL.",
 )
+@click.option(
+    "--extraction",
+    type=click.Choice(ANSWER_EXTRACTIONS),
+    default="tagged",
+    show_default=True,
+    help="How the scored answer is read from the model's text: `tagged` as the SEEK authors "
+    "(no <answer> tag scores as <None>), `lenient` also takes an Answer: line or the last line.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @click.option("--quiet", is_flag=True, help="No per-question progress on stderr.")
 @cluster_options
@@ -67,6 +80,7 @@ def eval_qa(
     checkpoint: Path | None,
     concurrency: int,
     predictions_out: Path | None,
+    extraction: AnswerExtraction,
     as_json: bool,
     quiet: bool,
     **cluster: Any,
@@ -110,7 +124,7 @@ def eval_qa(
         with predictions_out.open("w", encoding="utf-8") as handle:
             for result in report.results:
                 handle.write(result.model_dump_json() + "\n")
-    scores: QAScores = score_predictions(r.prediction_record() for r in report.results)
+    scores: QAScores = score_predictions(r.prediction_record(extraction) for r in report.results)
     if as_json:
         click.echo(json.dumps(scores.as_report()))
     else:

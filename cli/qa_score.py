@@ -24,6 +24,8 @@ def format_table(scores: QAScores) -> str:
     """A two-column table for people; ``--json`` is the machine-readable form."""
     rows = [(name, f"{getattr(scores, name):.3f}") for name in METRIC_NAMES]
     rows.append(("questions", str(scores.questions)))
+    if scores.no_gold:
+        rows.append(("no_gold", str(scores.no_gold)))
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value:>6}" for name, value in rows)
 
@@ -39,7 +41,10 @@ def format_table(scores: QAScores) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 def qa_score(predictions_path: Path, as_json: bool) -> None:
-    """Score a prediction file with Cover-EM, EM and token F1 (the SEEK papers' normalisation)."""
+    """Score a prediction file with Cover-EM, EM and token F1, equal to the SEEK authors' scorer.
+
+    Predictions are scored as written (their ``pred_ans`` is already the extracted answer).
+    """
     try:
         records = read_predictions(predictions_path)
     except PredictionFileError as err:

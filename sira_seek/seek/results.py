@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sira_seek.evaluation.qa_metrics import (
+    NO_ANSWER,
+    AnswerExtraction,
+    PredictionRecord,
+    extract_tagged_answer,
+)
 from sira_seek.llm.response import LLMResponse
 
 from .sketch import SteeringSketch
@@ -103,11 +109,27 @@ class SeekResult(BaseModel):
     def ok(self) -> bool:
         return self.error is None
 
-    def prediction_record(self) -> dict[str, Any]:
-        """The row `qa_metrics.score_predictions` reads (a failure scores as an empty answer)."""
-        return {
-            "id": self.id,
-            "question": self.question,
-            "golden_answers": self.golden_answers or [""],
-            "prediction": self.answer,
-        }
+    def scored_answer(self, extraction: AnswerExtraction = "tagged") -> str:
+        """The answer the metrics see.
+
+        ``tagged`` (default) re-reads ``raw_answer`` with the SEEK authors' rule, so a model
+        that forgot the ``<answer>`` tag, or a failed question, scores as their ``<None>``;
+        ``lenient`` is ``answer``, the text shown to people (tag, else an ``Answer:`` line,
+        else the last line; empty on failure).
+        """
+        if extraction == "lenient":
+            return self.answer
+        if self.error is not None:
+            return NO_ANSWER
+        return extract_tagged_answer(self.raw_answer)
+
+    def prediction_record(self, extraction: AnswerExtraction = "tagged") -> PredictionRecord:
+        """What `qa_metrics.score_predictions` reads. A question without gold answers keeps
+        its empty list, so it is counted as ``no_gold`` rather than scored against ``""``
+        (which any empty or failed answer would "match")."""
+        return PredictionRecord(
+            id=self.id,
+            question=self.question,
+            golden_answers=list(self.golden_answers),
+            prediction=self.scored_answer(extraction),
+        )

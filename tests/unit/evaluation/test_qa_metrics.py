@@ -16,18 +16,19 @@ from hypothesis import strategies as st
 
 from sira_seek.evaluation.qa_metrics import (
     METRIC_NAMES,
+    NO_ANSWER,
     PredictionFileError,
     PredictionRecord,
     QAScores,
     cover_em,
     exact_match,
+    extract_tagged_answer,
     normalize_answer,
     read_predictions,
     record_from_mapping,
     score_predictions,
     token_f1,
 )
-
 
 # --------------------------------------------------------------------------------------------
 # Acceptance: five hand-made predictions scored by hand (tests/unit/fixtures). The authors'
@@ -63,7 +64,11 @@ def test_hand_made_predictions_score_as_worked_out_by_hand() -> None:
     ("raw", "normalised"),
     [
         ("True", "yes"),
-        (" false ", "no"),
+        ("False", "no"),
+        # Only the exact strings map, as in the authors' scorer.
+        (" False ", "false"),
+        ("true", "true"),
+        ("FALSE", "false"),
         (True, "yes"),
         (False, "no"),
         ("It is true", "it is true"),
@@ -71,6 +76,9 @@ def test_hand_made_predictions_score_as_worked_out_by_hand() -> None:
         ("The Missouri River", "missouri river"),
         ("an apple a day", "apple day"),
         ("That's So Raven", "that s so raven"),
+        ("Shaquille O’Neal", "shaquille o neal"),  # their set holds ‘ ’ ´ `
+        ("‘Rock´n`Roll’", "rock n roll"),
+        ("“Quoted”", "“quoted”"),  # curly double quotes are not in their set
         ("December\xa029,\xa02017", "december 29 2017"),
         ("  lots \t of\n space ", "lots of space"),
         ("U.S.A.", "u s"),  # "a" is an article once punctuation is gone, as in the papers
@@ -94,8 +102,12 @@ def test_cover_em_needs_every_gold_token_in_any_order() -> None:
     assert cover_em("Andy Warhol", "Andy Warhol") == 1.0  # a bare string is one gold answer
 
 
-def test_cover_em_gold_that_normalises_to_nothing_never_matches() -> None:
+def test_cover_em_gold_that_normalises_to_nothing_matches_only_an_empty_prediction() -> None:
+    """The authors' scorer compares [""] with [""]: kept, so figures stay comparable."""
     assert cover_em("anything", ["The", "?"]) == 0.0
+    assert cover_em("", ["The"]) == cover_em("an", ["?"]) == 1.0
+    assert exact_match("", ["The"]) == 1.0
+    assert token_f1("", ["The"]) == 0.0
 
 
 def test_exact_match_is_strict_after_normalisation() -> None:
@@ -103,6 +115,8 @@ def test_exact_match_is_strict_after_normalisation() -> None:
     assert exact_match("the Missouri River.", ["Missouri River"]) == 1.0
     assert exact_match("Missouri", ["Missouri River"]) == 0.0
     assert exact_match("True", ["yes"]) == 1.0
+    assert exact_match("true", ["yes"]) == 0.0
+    assert exact_match("Shaquille O’Neal", ["Shaquille O'Neal"]) == 1.0
 
 
 def test_token_f1_best_over_golds() -> None:
@@ -149,6 +163,36 @@ def test_record_prefers_golden_answers_and_pred_ans() -> None:
         {"golden_answers": ["g"], "answer": ["a"], "pred_ans": "p", "prediction": "q"}
     )
     assert (record.golden_answers, record.prediction) == (["g"], "p")
+
+
+def test_question_without_gold_is_counted_not_scored() -> None:
+    scores = score_predictions(
+        [
+            PredictionRecord(id="q1", golden_answers=[], prediction=""),
+            PredictionRecord(id="q2", golden_answers=["y"], prediction="y"),
+            PredictionRecord(id="q3", golden_answers=["z"], prediction="<None>"),
+        ]
+    )
+    assert scores == QAScores(cover_em=0.5, em=0.5, f1=0.5, questions=2, no_gold=1)
+    assert scores.as_report()["no_gold"] == 1
+    assert "no_gold" not in QAScores(cover_em=1, em=1, f1=1, questions=1).as_report()
+
+
+@pytest.mark.parametrize(
+    ("raw", "extracted"),
+    [
+        ("Reasoning.\n\n<answer> Andy Warhol </answer>", "Andy Warhol"),
+        ("<answer>first</answer> then <answer> last </answer> tail", "last"),
+        ("<answer> cut off at the stop", "cut off at the stop"),
+        ("<answer></answer>", ""),
+        ("The answer is Paris.", NO_ANSWER),
+        ("<ANSWER>Paris</ANSWER>", NO_ANSWER),  # their tag test is case-sensitive
+        ("", NO_ANSWER),
+        (None, NO_ANSWER),
+    ],
+)
+def test_tagged_extraction_is_the_authors_rule(raw: str | None, extracted: str) -> None:
+    assert extract_tagged_answer(raw) == extracted
 
 
 def test_null_prediction_counts_as_wrong_not_missing() -> None:
