@@ -141,14 +141,30 @@ def install_distribution(spec: DistributionSpec, home: Path) -> Path:
 
 
 def _make_traversable(path: Path) -> None:
-    for p in [path, *path.rglob("*")]:
+    """Open ``path`` and everything under it to the node user.
+
+    The walk may cross the data folders of nodes that are running (a cluster member restarted
+    while the others write): Lucene deletes merged segment files and the engine deletes the
+    folders of deleted indices at any moment, so a path that vanishes mid-walk is skipped
+    (os.walk ignores a folder it can no longer list), not an error that fails the start.
+    """
+    _open_to_others(path)
+    for root, dirs, files in os.walk(path, followlinks=True):
+        for name in (*dirs, *files):
+            _open_to_others(Path(root, name))
+
+
+def _open_to_others(p: Path) -> None:
+    try:
         mode = p.stat().st_mode
-        if p.is_file() and not mode & 0o077:
-            continue  # private files (secured nodes' keys, credentials.json) stay private
+        if stat.S_ISREG(mode) and not mode & 0o077:
+            return  # private files (secured nodes' keys, credentials.json) stay private
         extra = stat.S_IRGRP | stat.S_IROTH
-        if p.is_dir():
+        if stat.S_ISDIR(mode):
             extra |= stat.S_IXGRP | stat.S_IXOTH
         os.chmod(p, mode | extra)
+    except FileNotFoundError:
+        return
 
 
 # -- java --------------------------------------------------------------------------------------
