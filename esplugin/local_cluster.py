@@ -15,6 +15,7 @@ per-node start/stop/kill for fault tests.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -178,9 +180,25 @@ class LocalCluster:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One process at a time starts members of this cluster: two test sessions (or two
+        terminals) asking for it at once must not launch the same member twice."""
+        self.cluster_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.cluster_dir / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def up(self) -> ClusterState:
         """Start the cluster, or complete the running one (members found dead are restarted),
         and wait until all ``size`` nodes have joined and health is at least yellow."""
+        with self._locked():
+            return self._up()
+
+    def _up(self) -> ClusterState:
         state = self.state()
         if state is not None and len(state.nodes) != self.size:
             if any(n.alive() for n in state.nodes):
@@ -201,11 +219,12 @@ class LocalCluster:
     def start_node(self, i: int, *, status: str = "green") -> ClusterState:
         """(Re)start member ``i`` on its old ports and folders, and wait until it has rejoined
         (all ``size`` nodes present) and health is ``status``."""
-        state = self._require_state()
-        if not state.nodes[i].alive():
-            self._launch(state, [i])
-        self._wait(state, status=status, started=[i])
-        return self._record_pids(state)
+        with self._locked():
+            state = self._require_state()
+            if not state.nodes[i].alive():
+                self._launch(state, [i])
+            self._wait(state, status=status, started=[i])
+            return self._record_pids(state)
 
     def stop_node(self, i: int, timeout_s: float = 60.0) -> None:
         """Graceful stop of member ``i`` (SIGTERM, then SIGKILL after ``timeout_s``)."""

@@ -6,6 +6,10 @@ own folder (``<node home>/test-clusters``, never listed by ``sira-seek node stat
 touching the single session nodes), on its own ports, stopped at session end unless
 SIRA_SEEK_TEST_KEEP_NODES=1 (then the next session reuses it, restarting members found dead).
 
+SIRA_SEEK_TEST_CLUSTER_NAME=<name> gives a session a cluster of its own
+(``<node home>/test-clusters-<name>``, on the next free ports): for running two test sessions
+side by side on one machine, where one session's faults would hit the other's tests.
+
 Fault tests may ``kill``/``stop`` members freely, but must leave the cluster whole: call
 ``start(i)`` (or ``ensure_whole()``) before returning, in a ``finally``, so the next test gets
 three green members. Use a unique index per test with ``number_of_replicas: 1`` if it must
@@ -15,6 +19,7 @@ survive a node loss.
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.error
 import urllib.request
@@ -44,12 +49,13 @@ class ClusterHandle:
     def start_session_cluster(cls, settings: NodeSettings | None = None) -> ClusterHandle:
         """Start (or reuse, completing it) the session cluster and wait for green."""
         settings = settings or NodeSettings()
+        own = os.environ.get("SIRA_SEEK_TEST_CLUSTER_NAME")
         cluster = LocalCluster(
             settings,
             "opensearch",
             size=SIZE,
-            root=settings.home / "test-clusters",
-            cluster_name=CLUSTER_NAME,
+            root=settings.home / (f"test-clusters-{own}" if own else "test-clusters"),
+            cluster_name=f"{CLUSTER_NAME}-{own}" if own else CLUSTER_NAME,
             base_port=BASE_PORT,
         )
         handle = cls(cluster)
