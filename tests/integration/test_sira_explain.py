@@ -58,7 +58,8 @@ def test_explain_output_returns_the_same_ids_in_the_same_order(
     as_json, _ = _search(url, index, *flags, "--json")
     explained, _ = _search(url, index, *flags, "--explain")
     payload = json.loads(as_json)
-    assert explained.startswith(f"GET {index}/_search?search_type=dfs_query_then_fetch&include_named_queries_score=true\n")
+    params = "search_type=dfs_query_then_fetch&include_named_queries_score=true"
+    assert explained.startswith(f"GET {index}/_search?{params}\n")
     raw = send_dev_tools_request(url, explained)
     pasted = [(h["_id"], round(h["_score"], 4)) for h in raw["hits"]["hits"]]
     printed = [(h["_id"], round(h["score"], 4)) for h in payload["hits"]]
