@@ -93,6 +93,12 @@ def test_llm_server_dies_mid_run(fault_scenario: FaultScenario) -> None:
     stub.stop()  # the LLM server dies
     out, err = proc.communicate(timeout=300)
     assert "Traceback" not in err, err[-1500:]
+    # An unreachable LLM stops the run (LLMUnavailableError: resumable later) with exit 1 and
+    # one line naming the server; it must not carry on marking every document as failed and
+    # exit 0, nor exit 3, which README reserves for writes the cluster refused.
+    assert proc.returncode == 1, (out[-800:], err[-1500:])
+    assert "the LLM cannot answer (unreachable)" in err, err[-1500:]
+    assert stub.base_url.split("/v1")[0] in err, err[-1500:]
     backend.refresh(index_name)
     enriched = backend.count(index_name, {"term": {"sira_sync.status": "enriched"}})
     assert enriched < len(docs), "the server died before the run could finish"
