@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import click
@@ -12,7 +13,8 @@ from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.seek.results import SeekResult
 from sira_seek.sira.results import dev_tools_request
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .exit_codes import ExitCode
+from .options import backend_from_options, cluster_options, friendly_errors, json_option
 from .seek_options import SeekChoices, index_option, seek_options
 
 
@@ -62,7 +64,7 @@ def explain_retrievals(result: SeekResult, retriever: object, k: int) -> str:
 @click.argument("question")
 @index_option
 @seek_options
-@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON.")
+@json_option("Print the whole result as JSON (with --explain in its `explain` key).")
 @click.option(
     "--log-queries", is_flag=True, help="Record the question in the sira-seek-log-* index."
 )
@@ -100,11 +102,13 @@ def ask(
     if log_backend is not None:
         with QueryLogger(log_backend) as qlog:
             qlog.log(record_from_seek(result, index=index or ""))
+    explained = explain_retrievals(result, found, settings.top_k) if explain else None
     if as_json:
-        click.echo(result.model_dump_json(indent=2))
+        payload = {**result.model_dump(mode="json"), "explain": explained}
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         click.echo(format_result(result))
-    if explain:
-        click.echo(explain_retrievals(result, found, settings.top_k))
+        if explained is not None:
+            click.echo(explained)
     if result.error:
-        raise SystemExit(1)
+        raise SystemExit(ExitCode.ENGINE_ERROR)

@@ -27,11 +27,23 @@ from sira_seek.seek.retrieval import BM25Retriever
 from sira_seek.seek.settings import SeekSettings
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
 
-from .options import default_data_dir, friendly_errors
+from .exit_codes import BadInput, PartialFailure
+from .options import (
+    default_data_dir,
+    friendly_errors,
+    json_option,
+    no_progress_option,
+    show_progress,
+)
 
 
 @click.command()
-@click.option("--engine", type=click.Choice(["opensearch", "elasticsearch"]), default="opensearch")
+@click.option(
+    "--engine",
+    type=click.Choice(["opensearch", "elasticsearch"]),
+    default="opensearch",
+    show_default=True,
+)
 @click.option("--url", envvar="SIRA_SEEK_URL", default=None, help="Use this cluster instead.")
 @click.option("--data", type=click.Path(path_type=Path), default=None, help="wikimh folder.")
 @click.option("--index", default="sira-demo-wikimh", show_default=True)
@@ -60,7 +72,8 @@ from .options import default_data_dir, friendly_errors
     show_default=True,
     help="Also answer this many wikimh questions with SEEK (with --llm or the CPU model).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print a final JSON summary: runs, SEEK answers, files, node URL.")
+@no_progress_option
 @friendly_errors
 def demo(
     engine: str,
@@ -72,6 +85,7 @@ def demo(
     out: Path,
     seek_questions: int,
     as_json: bool,
+    no_progress: bool,
 ) -> None:
     """Start a local node, ingest wikimh, and compare BM25 with SIRA on its HotpotQA questions.
 
@@ -80,16 +94,15 @@ def demo(
     """
     data = data or default_data_dir() / "wikimh"
     if not (data / "corpus.jsonl").exists():
-        raise click.ClickException(
-            f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA"
-        )
+        raise BadInput(f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA")
     if url is None:
         click.echo(f"[1/3] starting a local {engine} node ...", err=True)
         url = LocalNode(NodeSettings(), engine).up().url
     backend = connect(ClusterSettings(url=url))
     click.echo(f"      {backend.info.engine} {backend.info.version} at {url}", err=True)
     click.echo(f"[2/3] ingesting {data} into {index} ...", err=True)
-    with tqdm(desc="ingest", unit="doc") as bar:
+    progress = show_progress(no_progress=no_progress, as_json=as_json)
+    with tqdm(desc="ingest", unit="doc", disable=not progress) as bar:
         report = ingest_corpus(backend, index, data, on_progress=bar.update)
     click.echo(
         f"      {report.written} written, {report.unchanged} unchanged, "
@@ -119,8 +132,9 @@ def demo(
         finally:
             expander.close()
     rows = {r.name: {**r.metrics, "queries": len(r.per_query)} for r in records}
-    for i, record in enumerate(records):
-        record.save(out / f"run-{i}-{record.method}.json")
+    run_files = [out / f"run-{i}-{record.method}.json" for i, record in enumerate(records)]
+    for record, path in zip(records, run_files, strict=True):
+        record.save(path)
     report_path = out / "report.html"
     report_path.write_text(
         render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA")
@@ -133,8 +147,28 @@ def demo(
         if seek_spec and seek_questions > 0
         else []
     )
+    failed_seek = sum(1 for row in seek_rows if row["error"])
     if as_json:
-        click.echo(json.dumps({**rows, "seek": seek_rows}) if seek_rows else json.dumps(rows))
+        summary = {
+            "engine": backend.info.engine,
+            "version": backend.info.version,
+            "url": url,
+            "index": index,
+            "ingest": {
+                "written": report.written,
+                "unchanged": report.unchanged,
+                "bad_records": len(report.bad_records),
+                "failed": len(report.failed),
+            },
+            "runs": [
+                {"name": r.name, "method": r.method, **rows[r.name], "file": str(path)}
+                for r, path in zip(records, run_files, strict=True)
+            ],
+            "seek": seek_rows,
+            "report": str(report_path),
+        }
+        click.echo(json.dumps(summary, indent=2))
+        _fail_on_seek_errors(failed_seek, len(seek_rows))
         return
     width = max(len(n) for n in rows)
     click.echo(f"\n{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
@@ -152,6 +186,12 @@ def demo(
         )
     click.echo(f"\nRun files and an HTML report: {report_path}")
     click.echo(f"The node keeps running at {url}; stop it with `sira-seek node down`.")
+    _fail_on_seek_errors(failed_seek, len(seek_rows))
+
+
+def _fail_on_seek_errors(failed: int, asked: int) -> None:
+    if failed:
+        raise PartialFailure(f"{failed} of {asked} SEEK questions failed")
 
 
 def _cpu_model_installed() -> bool:

@@ -21,7 +21,8 @@ from sira_seek.evaluation.retrieval import (
 from sira_seek.evaluation.trec_run import write_trec_run
 from sira_seek.sira.evaluation import evaluate_enrichment, sira_run
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .exit_codes import BadInput
+from .options import backend_from_options, cluster_options, friendly_errors, json_option
 from .search_cmd import build_expander, sira_options, sira_settings
 
 
@@ -48,7 +49,7 @@ def eval_group() -> None:
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--method", type=click.Choice(["bm25", "sira"]), default="bm25", show_default=True)
 @sira_options
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the metrics (and `queries`) as one JSON object.")
 @click.option(
     "--save-run",
     type=click.Path(path_type=Path),
@@ -142,7 +143,7 @@ def eval_retrieval(
             try:
                 write_trec_run(run, run_file, tag=run_name or method)
             except ValueError as exc:
-                raise click.ClickException(str(exc)) from None
+                raise BadInput(str(exc)) from None
     finally:
         if expander is not None:
             expander.close()
@@ -158,7 +159,7 @@ def eval_retrieval(
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
 @sira_options
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the index's counts and one row per method and side as JSON.")
 @cluster_options
 @friendly_errors
 def eval_enrichment(
@@ -193,10 +194,10 @@ def eval_enrichment(
     finally:
         if expander is not None:
             expander.close()
-    if as_json:
-        click.echo(json.dumps(rows))
-        return
     first = next(iter(rows.values()))
+    if as_json:
+        click.echo(json.dumps(enrichment_json(index, rows)))
+        return
     click.echo(f"{index}: {int(first['enriched_docs'])} documents carry enrichment")
     if first["deleted_docs"]:
         click.echo(
@@ -211,3 +212,19 @@ def eval_enrichment(
         click.echo(
             f"{name:{width}s} {m['ndcg@10']:8.4f} {m['recall@10']:10.4f} {m['recall@100']:11.4f}"
         )
+
+
+def enrichment_json(index: str, rows: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """`eval enrichment --json`: one row per (method, side) instead of display labels as keys."""
+    first = next(iter(rows.values()))
+    out_rows = []
+    for label, metrics in rows.items():
+        method, side, _ = label.split(" ", 2)  # "bm25 before enrichment"
+        values = {k: v for k, v in metrics.items() if k not in ("enriched_docs", "deleted_docs")}
+        out_rows.append({"method": method, "enrichment": side, **values})
+    return {
+        "index": index,
+        "enriched_docs": int(first["enriched_docs"]),
+        "deleted_docs": int(first["deleted_docs"]),
+        "rows": out_rows,
+    }

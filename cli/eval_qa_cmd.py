@@ -25,8 +25,15 @@ from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import QAFileError, read_questions
 from sira_seek.seek.results import SeekResult
 
-from .options import cluster_options, friendly_errors
-from .qa_score import format_table
+from .exit_codes import BadInput, PartialFailure
+from .options import (
+    cluster_options,
+    friendly_errors,
+    json_option,
+    no_progress_option,
+    show_progress,
+)
+from .qa_score import format_table, qa_json
 from .seek_options import SeekChoices, index_option, seek_options
 
 
@@ -68,8 +75,9 @@ def _progress(result: SeekResult) -> None:
     help="How the scored answer is read from the model's text: `tagged` as the SEEK authors "
     "(no <answer> tag scores as <None>), `lenient` also takes an Answer: line or the last line.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
-@click.option("--quiet", is_flag=True, help="No per-question progress on stderr.")
+@json_option("Print the scores and the run's counts as one JSON object.")
+@no_progress_option
+@click.option("--quiet", is_flag=True, hidden=True, help="Old spelling of --no-progress.")
 @cluster_options
 @friendly_errors
 def eval_qa(
@@ -82,16 +90,21 @@ def eval_qa(
     predictions_out: Path | None,
     extraction: AnswerExtraction,
     as_json: bool,
+    no_progress: bool,
     quiet: bool,
     **cluster: Any,
 ) -> None:
-    """Answer --qa questions with METHOD and score them (Cover-EM, EM, token F1)."""
+    """Answer --qa questions with METHOD and score them (Cover-EM, EM, token F1).
+
+    Exits 3 (after printing the scores) when some questions failed.
+    """
+    progress = show_progress(no_progress=no_progress or quiet, as_json=as_json)
     try:
         questions = read_questions(qa_path, limit=limit)
     except QAFileError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
     if not questions:
-        raise click.ClickException(f"{qa_path}: no questions")
+        raise BadInput(f"{qa_path}: no questions")
     settings = seek.settings()
     found = seek.make_retriever(index, cluster)
 
@@ -102,7 +115,7 @@ def eval_qa(
                 questions,
                 concurrency=concurrency,
                 checkpoint=checkpoint,
-                on_result=None if quiet else _progress,
+                on_result=_progress if progress else None,
             )
         finally:
             await session.aclose()
@@ -118,7 +131,7 @@ def eval_qa(
     try:
         report = asyncio.run(run())
     except CheckpointMismatchError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise BadInput(str(exc)) from None
     if predictions_out is not None:
         predictions_out.parent.mkdir(parents=True, exist_ok=True)
         with predictions_out.open("w", encoding="utf-8") as handle:
@@ -126,7 +139,12 @@ def eval_qa(
                 handle.write(result.model_dump_json() + "\n")
     scores: QAScores = score_predictions(r.prediction_record(extraction) for r in report.results)
     if as_json:
-        click.echo(json.dumps(scores.as_report()))
+        counts = {"answered": report.answered, "failed": report.failed, "resumed": report.resumed}
+        click.echo(json.dumps({**qa_json(scores), **counts}))
     else:
         click.echo(format_table(scores))
     sys.stdout.flush()
+    if report.failed:
+        raise PartialFailure(
+            f"{report.failed} of {len(report.results)} questions failed (scored as <None>)"
+        )

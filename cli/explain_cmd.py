@@ -11,7 +11,7 @@ import click
 from sira_seek.sira.hit_explanation import explain_hit
 from sira_seek.sira.retriever import SiraRetriever
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .options import backend_from_options, cluster_options, friendly_errors, json_option
 from .search_cmd import build_expander, sira_options, sira_settings
 
 
@@ -30,7 +30,7 @@ def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
 @sira_options
 @click.option("--id", "query_id", default=None, help="Query id to look up in --expansions.")
 @click.option("--depth", type=int, default=3, show_default=True, help="Lucene tree depth shown.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the clause scores, the engine explanation and the query as JSON.")
 @cluster_options
 @friendly_errors
 def explain(

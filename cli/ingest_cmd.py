@@ -11,7 +11,15 @@ from tqdm import tqdm
 
 from sira_seek.ingest import ingest_corpus
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .exit_codes import PartialFailure
+from .options import (
+    backend_from_options,
+    cluster_options,
+    friendly_errors,
+    json_option,
+    no_progress_option,
+    show_progress,
+)
 
 
 @click.command()
@@ -32,7 +40,8 @@ from .options import backend_from_options, cluster_options, friendly_errors
     help="Replica copies per shard of a new index (1+ survives losing a node of a cluster).",
 )
 @click.option("--recreate", is_flag=True, help="Delete the index first.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
+@no_progress_option
 @cluster_options
 @friendly_errors
 def ingest(
@@ -42,18 +51,28 @@ def ingest(
     replicas: int,
     recreate: bool,
     as_json: bool,
+    no_progress: bool,
     **kw: Any,
 ) -> None:
-    """Load a BEIR corpus (folder or corpus.jsonl) into INDEX; safe to re-run."""
+    """Load a BEIR corpus (folder or corpus.jsonl) into INDEX; safe to re-run.
+
+    Exits 3 (after the report) when the cluster refused some documents; malformed records
+    are skipped and listed, and do not change the exit code.
+    """
     backend = backend_from_options(kw)
     if recreate:
         backend.delete_index(index)
-    with tqdm(desc=f"ingest {index}", unit="doc", disable=as_json) as bar:
+    with tqdm(
+        desc=f"ingest {index}",
+        unit="doc",
+        disable=not show_progress(no_progress=no_progress, as_json=as_json),
+    ) as bar:
         report = ingest_corpus(
             backend, index, path, shards=shards, replicas=replicas, on_progress=bar.update
         )
     if as_json:
-        click.echo(json.dumps(report.model_dump(), indent=2))
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
+        _fail_on_refused(report.failed)
         return
     for bad in report.bad_records[:50]:
         click.echo(f"skipped {bad.path}:{bad.line}: {bad.reason}", err=True)
@@ -66,3 +85,9 @@ def ingest(
         f"{len(report.bad_records)} bad records skipped, {len(report.failed)} failed "
         f"({report.seconds:.1f}s)"
     )
+    _fail_on_refused(report.failed)
+
+
+def _fail_on_refused(failed: list[Any]) -> None:
+    if failed:
+        raise PartialFailure(f"the cluster refused {len(failed)} documents")

@@ -8,6 +8,7 @@ from sira_seek import __version__
 
 from .ask_cmd import ask
 from .demo_cmd import demo
+from .envvars import ROOT_PREFIX, assign_envvars
 from .eval_cmds import eval_group
 from .eval_qa_cmd import eval_qa
 from .explain_cmd import explain
@@ -31,6 +32,7 @@ for command in (node, ingest, search, explain, ask, eval_group, report, kibana, 
     cli.add_command(command)
 eval_group.add_command(qa_score, "qa-score")
 eval_group.add_command(eval_qa, "qa")
+assign_envvars(cli, ROOT_PREFIX)
 
 
 def main() -> None:

@@ -12,11 +12,19 @@ from typing import Any, TypeVar
 
 import click
 
-from sira_seek.backend import SearchBackend
+from sira_seek.backend import ScanContextLostError, SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.esplugin.cluster import resolve_url
 from sira_seek.esplugin.errors import SiraSeekEngineError
 from sira_seek.esplugin.registry import connect
+from sira_seek.ingest import IngestTargetError
+from sira_seek.llm.errors import LLMCallError
+from sira_seek.sira.index_profile import SiraIndexError
+from sira_seek.sira.term_vectors import TermStatisticsError
+from sira_seek.sync.mapping import MappingConflictError
+from sira_seek.sync.phrase_sources import LLMUnavailableError
+
+from .exit_codes import BadInput, EngineFailure, ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,9 +38,15 @@ def cluster_options(func: F) -> F:
         click.option("--password", envvar="SIRA_SEEK_PASSWORD", help="Prefer the env variable."),
         click.option("--ca-certs", envvar="SIRA_SEEK_CA_CERTS", type=click.Path(exists=True)),
         click.option("--ssl-fingerprint", envvar="SIRA_SEEK_SSL_FINGERPRINT"),
-        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates."),
+        click.option(
+            "--insecure",
+            envvar="SIRA_SEEK_INSECURE",
+            is_flag=True,
+            help="Do not verify TLS certificates.",
+        ),
         click.option(
             "--engine",
+            envvar="SIRA_SEEK_ENGINE",
             type=click.Choice(["opensearch", "elasticsearch"]),
             default=None,
             help="Which local node to use when no --url is given.",
@@ -62,8 +76,49 @@ def backend_from_options(kwargs: dict[str, Any]) -> SearchBackend:
     return connect(settings)
 
 
+_ENGINE_ERRORS: tuple[type[BaseException], ...] = (
+    SiraSeekEngineError,
+    LLMCallError,
+    LLMUnavailableError,
+    TermStatisticsError,
+    ScanContextLostError,
+    SiraIndexError,  # the index is missing or lacks the sira-seek fields
+    IngestTargetError,  # the index or alias cannot take writes
+    MappingConflictError,  # the cluster's mapping refuses the enrichment fields
+)
+"""Failures of the cluster or LLM server, or of the index's state there: exit 1."""
+
+_BAD_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
+    ValueError,  # malformed files and values; pydantic's ValidationError is one
+)
+"""Input the command cannot use: exit 2. Checked after the engine errors, several of which
+are ValueErrors too."""
+
+
+def exit_code_for(exc: BaseException) -> ExitCode | None:
+    """Where ``exc`` goes in the exit-code table; ``None`` for an unknown failure (a bug,
+    left as a traceback)."""
+    if isinstance(exc, _ENGINE_ERRORS):
+        return ExitCode.ENGINE_ERROR
+    if isinstance(exc, _BAD_INPUT_ERRORS):
+        return ExitCode.BAD_INPUT
+    return None
+
+
+def as_click_error(exc: BaseException) -> click.ClickException:
+    """``exc`` as a one-line error carrying its exit code (1 unless it is bad input)."""
+    if exit_code_for(exc) == ExitCode.BAD_INPUT:
+        return BadInput(str(exc))
+    return EngineFailure(str(exc))
+
+
 def friendly_errors(func: F) -> F:
-    """Known failures print one clear message and exit 1, never a stack trace.
+    """Known failures print one clear message and exit with their code from `exit_codes`,
+    never a stack trace.
 
     Under ``--debug`` (or ``SIRA_SEEK_DEBUG=1``) they are re-raised as they are, so the
     traceback shows where they came from.
@@ -73,12 +128,62 @@ def friendly_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (SiraSeekEngineError, FileNotFoundError, ValueError) as exc:
+        except (*_ENGINE_ERRORS, *_BAD_INPUT_ERRORS) as exc:
             if debug_requested():
                 raise
-            raise click.ClickException(str(exc)) from None
+            raise as_click_error(exc) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def json_option(help_text: str = "Print the result as one JSON document on stdout.") -> Any:
+    """``--json``: one parseable document on stdout, keys documented in the README."""
+    return click.option("--json", "as_json", envvar="SIRA_SEEK_JSON", is_flag=True, help=help_text)
+
+
+def no_progress_option(func: F) -> F:
+    """``--no-progress`` (also ``SIRA_SEEK_NO_PROGRESS=1``) on every command that shows
+    progress; ``--json`` implies it."""
+    return click.option(
+        "--no-progress",
+        envvar="SIRA_SEEK_NO_PROGRESS",
+        is_flag=True,
+        help="No progress bars or per-item lines on stderr (implied by --json).",
+    )(func)
+
+
+def show_progress(*, no_progress: bool, as_json: bool = False) -> bool:
+    """Whether a command draws progress: never under ``--no-progress`` or ``--json``."""
+    return not (no_progress or as_json)
+
+
+class AliasedChoice(click.Choice):  # type: ignore[type-arg]
+    """A choice that also accepts old spellings (not listed in ``--help``) for old scripts."""
+
+    def __init__(self, choices: list[str], aliases: dict[str, str]) -> None:
+        super().__init__(choices)
+        self.aliases = aliases
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in self.aliases:
+            value = self.aliases[value]
+        return super().convert(value, param, ctx)
+
+
+PROMPT_STYLES = ["auto", "chat", "fewshot"]
+"""``fewshot`` for base models (solved examples to continue), ``chat`` for instruction models;
+``completion`` (sira-sync's old spelling) is accepted as ``fewshot``."""
+
+
+def prompt_style_option(func: F) -> F:
+    """``--prompt-style`` with one set of values for ``ask``, ``eval qa`` and ``sira-sync``."""
+    return click.option(
+        "--prompt-style",
+        type=AliasedChoice(PROMPT_STYLES, {"completion": "fewshot"}),
+        default="auto",
+        show_default=True,
+        help="chat for instruction models, fewshot for base models (auto: by --llm).",
+    )(func)
 
 
 DEBUG_ENV = "SIRA_SEEK_DEBUG"

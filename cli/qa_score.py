@@ -19,6 +19,15 @@ from sira_seek.evaluation.qa_metrics import (
     score_predictions,
 )
 
+from .exit_codes import BadInput
+from .options import json_option
+
+
+def qa_json(scores: QAScores) -> dict[str, float | int]:
+    """The JSON both QA commands print: ``no_gold`` is always there (0 when every question
+    had a gold answer), so the keys never depend on the data."""
+    return {**scores.as_report(), "no_gold": scores.no_gold}
+
 
 def format_table(scores: QAScores) -> str:
     """A two-column table for people; ``--json`` is the machine-readable form."""
@@ -39,7 +48,7 @@ def format_table(scores: QAScores) -> str:
     help="JSONL file with gold answers (`answer` or `golden_answers`) and predictions "
     "(`pred_ans` or `prediction`).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
+@json_option("Print the scores as one JSON object.")
 def qa_score(predictions_path: Path, as_json: bool) -> None:
     """Score a prediction file with Cover-EM, EM and token F1, equal to the SEEK authors' scorer.
 
@@ -48,13 +57,13 @@ def qa_score(predictions_path: Path, as_json: bool) -> None:
     try:
         records = read_predictions(predictions_path)
     except PredictionFileError as err:
-        raise click.ClickException(str(err)) from None
+        raise BadInput(str(err)) from None
     except OSError as err:
-        raise click.ClickException(f"cannot read {predictions_path}: {err}") from None
+        raise BadInput(f"cannot read {predictions_path}: {err}") from None
     if not records:
-        raise click.ClickException(f"{predictions_path}: no predictions to score")
+        raise BadInput(f"{predictions_path}: no predictions to score")
     scores = score_predictions(records)
     if as_json:
-        click.echo(json.dumps(scores.as_report()))
+        click.echo(json.dumps(qa_json(scores)))
     else:
         click.echo(format_table(scores))

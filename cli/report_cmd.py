@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -10,7 +11,7 @@ from sira_seek.evaluation.run_record import RunRecord
 from sira_seek.reporting.browser import screenshot
 from sira_seek.reporting.html_report import render_report
 
-from .options import friendly_errors
+from .options import friendly_errors, json_option
 
 
 @click.command()
@@ -32,9 +33,15 @@ from .options import friendly_errors
     default=None,
     help="Also render the report to this PNG with headless Chromium.",
 )
+@json_option("Print the written files, the runs and the browser check as JSON.")
 @friendly_errors
 def report(
-    runs: tuple[Path, ...], out: Path, baseline: str | None, title: str, png: Path | None
+    runs: tuple[Path, ...],
+    out: Path,
+    baseline: str | None,
+    title: str,
+    png: Path | None,
+    as_json: bool,
 ) -> None:
     """Compare saved runs (`eval retrieval --save-run`) in one self-contained HTML file.
 
@@ -43,9 +50,21 @@ def report(
     """
     records = [RunRecord.load(p) for p in runs]
     out.write_text(render_report(records, baseline=baseline, title=title), encoding="utf-8")
-    click.echo(str(out))
+    console_errors: list[str] = []
     if png is not None:
-        check = screenshot(out, png)
-        for line in check.console_errors:
-            click.echo(f"browser console: {line}", err=True)
+        console_errors = list(screenshot(out, png).console_errors)
+    if as_json:
+        payload = {
+            "out": str(out),
+            "screenshot": None if png is None else str(png),
+            "runs": [r.name for r in records],
+            "baseline": baseline,
+            "console_errors": console_errors,
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    click.echo(str(out))
+    for line in console_errors:
+        click.echo(f"browser console: {line}", err=True)
+    if png is not None:
         click.echo(str(png))

@@ -18,7 +18,7 @@ from sira_seek.sira.retriever import SiraRetriever
 from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT, SiraSettings
 from sira_seek.sira.term_vectors import TermStatisticsError
 
-from .options import backend_from_options, cluster_options, friendly_errors
+from .options import backend_from_options, cluster_options, friendly_errors, json_option
 
 TASKS = ["factoid", "multihop", "claim"]
 
@@ -143,12 +143,7 @@ def _print_human(result: SiraResult) -> None:
 @click.option(
     "--explain", is_flag=True, help="Print the request in Kibana / Dashboards Dev Tools syntax."
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print hits, the compiled query and the candidate table as JSON.",
-)
+@json_option("Print hits, the compiled query, the candidate table and the Dev Tools request.")
 @click.option(
     "--log-queries", is_flag=True, help="Record this search in the sira-seek-log-* index."
 )
@@ -196,9 +191,8 @@ def search(
         with QueryLogger(backend) as qlog:
             qlog.log(record_from_sira(result, weight=settings.weight, tau=settings.tau))
     if as_json:
-        payload = result.to_json_dict()
-        if explain:
-            payload["explain"] = result.explain()
+        # `explain` is always there, so the keys never depend on --explain.
+        payload = {**result.to_json_dict(), "explain": result.explain()}
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
     elif explain:
         click.echo(result.explain())

@@ -18,7 +18,7 @@ from sira_seek.seek.api import SeekSession, build_retriever, open_session
 from sira_seek.seek.retrieval import Retriever
 from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
 
-from .options import backend_from_options
+from .options import backend_from_options, prompt_style_option
 
 index_option = click.option(
     "--index", default=None, help="Index to retrieve from (not for vanilla-llm)."
@@ -110,13 +110,7 @@ _SEEK_FLAGS = [
         show_default=True,
         help="SEEK variant (the paper's ablations).",
     ),
-    click.option(
-        "--prompt-style",
-        type=click.Choice(["auto", "chat", "fewshot"]),
-        default="auto",
-        show_default=True,
-        help="chat for instruction models, fewshot for base models (auto: by --llm).",
-    ),
+    prompt_style_option,
     click.option("--top-k", type=int, default=None, help="Documents per sub-query (5)."),
     click.option("--max-gists", type=int, default=None, help="Cap on gists (8)."),
     click.option("--min-gists", type=int, default=None, help="Gists asked for at least (2)."),

@@ -31,12 +31,19 @@ from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
 from sira_seek.sync.source_factory import build_phrase_source
 
+from .envvars import SYNC_PREFIX, assign_envvars
+from .exit_codes import ExitCode
 from .options import (
     DebuggableGroup,
+    as_click_error,
     backend_from_options,
     cluster_options,
     friendly_errors,
+    json_option,
     logging_options,
+    no_progress_option,
+    prompt_style_option,
+    show_progress,
 )
 
 
@@ -88,7 +95,8 @@ def _phrase_source(
         llm=llm,
         model_id=model_id,
         prompt_id_override=prompt_id_override,
-        prompt_style=prompt_style,  # type: ignore[arg-type]  # click.Choice checked it
+        # One spelling on every command line (`fewshot`); the sync library calls it completion.
+        prompt_style="completion" if prompt_style == "fewshot" else prompt_style,  # type: ignore[arg-type]
         categories=categories,
         use_cache=not no_cache,
         ledger=ledger,
@@ -159,7 +167,7 @@ def _summary(report: RunReport) -> str:
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="JSON report.")
 @click.option("--tau", type=float, help="Drop phrases with DF > tau*|C| in the raw corpus.")
 @click.option("--categories/--no-categories", default=False, help="Ask the LLM for categories.")
-@click.option("--prompt-style", type=click.Choice(["auto", "chat", "completion"]), default="auto")
+@prompt_style_option
 @click.option("--model-id", help="Model name recorded for --from-jsonl [jsonl:FILE_NAME].")
 @click.option("--prompt-id", "prompt_id_override", help="Prompt id recorded per document.")
 @click.option("--text-budget", type=int, help="Characters of document text sent [4000].")
@@ -172,8 +180,8 @@ def _summary(report: RunReport) -> str:
     is_flag=True,
     help="End with a merge that drops the deleted copies each update leaves (exact DF/IDF).",
 )
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@no_progress_option
+@json_option("Print the run report (with --estimate: the estimate) as JSON.")
 @cluster_options
 @friendly_errors
 def run_cmd(
@@ -202,7 +210,10 @@ def run_cmd(
     as_json: bool,
     **kw: Any,
 ) -> None:
-    """Enrich the documents of INDEX that are new or changed; safe to re-run and to kill."""
+    """Enrich the documents of INDEX that are new or changed; safe to re-run and to kill.
+
+    Exits 3 (after the report) when the cluster refused some writes.
+    """
     if (from_jsonl is None) == (llm is None):
         raise click.UsageError("give exactly one of --from-jsonl FILE and --llm SPEC")
     if page_size is None and llm is not None:
@@ -235,9 +246,10 @@ def run_cmd(
             result = estimate_run(backend, index, source, settings, slice_spec, sample=sample)
             click.echo(json.dumps(result.model_dump(), indent=2) if as_json else result.describe())
             return
-        report = _run(backend, index, source, settings, slice_spec, resume, dry_run, no_progress)
+        quiet = not show_progress(no_progress=no_progress, as_json=as_json)
+        report = _run(backend, index, source, settings, slice_spec, resume, dry_run, quiet)
     except (MappingConflictError, ResumeMismatchError, LLMUnavailableError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise as_click_error(exc) from None
     finally:
         source.close()
     if ledger.records:
@@ -262,7 +274,7 @@ def run_cmd(
             "state and the next run (or --resume) retries them.",
             err=True,
         )
-        raise SystemExit(3)
+        raise SystemExit(ExitCode.PARTIAL_FAILURE)
 
 
 def _run(
@@ -312,7 +324,7 @@ def _run(
 @main.command("status")
 @click.option("--index", required=True)
 @click.option("--fields", default="title,text", show_default=True, help="Source fields hashed.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the counts, by model and prompt id, as JSON.")
 @cluster_options
 @friendly_errors
 def status_cmd(index: str, fields: str, as_json: bool, **kw: Any) -> None:
@@ -339,11 +351,18 @@ def status_cmd(index: str, fields: str, as_json: bool, **kw: Any) -> None:
 @click.option("--into", "target", required=True, help="New index to create.")
 @click.option("--alias", help="Alias to move to the new index once the copy is complete.")
 @click.option("--shards", type=int, default=1, show_default=True, help="1 keeps DF exact.")
-@click.option("--no-progress", is_flag=True)
+@no_progress_option
+@json_option("Print the copy's report as JSON.")
 @cluster_options
 @friendly_errors
 def migrate_cmd(
-    index: str, target: str, alias: str | None, shards: int, no_progress: bool, **kw: Any
+    index: str,
+    target: str,
+    alias: str | None,
+    shards: int,
+    no_progress: bool,
+    as_json: bool,
+    **kw: Any,
 ) -> None:
     """Copy INDEX into a new index that can hold the enrichment fields; swap an alias to it.
 
@@ -352,7 +371,10 @@ def migrate_cmd(
     """
     backend = backend_from_options(kw)
     with tqdm(
-        total=backend.count(index), unit="doc", desc=f"copy {index}", disable=no_progress
+        total=backend.count(index),
+        unit="doc",
+        desc=f"copy {index}",
+        disable=not show_progress(no_progress=no_progress, as_json=as_json),
     ) as bar:
         try:
             report = migrate_index(
@@ -360,5 +382,11 @@ def migrate_cmd(
             )
         except MappingConflictError as exc:
             raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+        return
     moved = f"; alias {report.alias} now points at {target}" if report.alias else ""
     click.echo(f"copied {report.copied} documents from {report.source_index} into {target}{moved}")
+
+
+assign_envvars(main, SYNC_PREFIX)
