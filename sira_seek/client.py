@@ -127,7 +127,7 @@ class SiraSeek:
         """Load a BEIR corpus (a folder with corpus.jsonl, or the file) into ``index``.
 
         Safe to re-run: records are upserted by ``_id``, unchanged ones are no-ops, and
-        enrichment written by sira-sync survives. One shard (the default) keeps DF exact.
+        enrichment written by sira-sync survives. DF is exact on any number of shards.
         ``recreate`` deletes the index first.
         """
         from sira_seek.ingest import ingest_corpus
