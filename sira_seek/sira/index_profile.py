@@ -6,7 +6,7 @@ fields as soon as sira-sync has added them, without the caller saying which case
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -18,6 +18,17 @@ from sira_seek.fields import (
     PHRASE_SHINGLES,
     PHRASES,
 )
+
+from .weighted_query import TextClause
+
+# How enrichment phrases are scored, read from the mapping (mappings/enrichment_layouts.json):
+# - "separate_field": phrases are their own field, summed with contents (``most_fields``): own
+#   IDF, length norm and saturation (the layout of indexes enriched before the in-contents one);
+# - "in_contents": phrases ``copy_to`` contents, so they are counted as the document's own text
+#   (TF, length, average length, IDF), as the SIRA paper adds them; queries search contents only;
+# - "combined_fields": separate fields scored as one (BM25F, ``combined_fields``), chosen by the
+#   index's ``_meta`` on engines that have the query.
+EnrichmentScoring = Literal["separate_field", "in_contents", "combined_fields"]
 
 
 class SiraIndexError(ValueError):
@@ -33,13 +44,31 @@ class IndexProfile(BaseModel):
     phrase_field: str | None = None
     phrase_shingle_field: str | None = None
     category_field: str | None = None
+    enrichment_scoring: EnrichmentScoring = "separate_field"
+    contents_enriched: bool = False
 
     @property
     def has_enrichment(self) -> bool:
-        return self.phrase_field is not None
+        return self.phrase_field is not None or self.contents_enriched
+
+    @property
+    def combined(self) -> bool:
+        """Score text and phrase fields as one field (BM25F) rather than summing them."""
+        return self.enrichment_scoring == "combined_fields" and self.phrase_field is not None
 
     def unigram_fields(self) -> list[str]:
         return [f for f in (self.text_field, self.phrase_field) if f]
+
+    def text_clause(self, name: str, text: str, *, ngrams: bool = False) -> TextClause:
+        """The clause that scores ``text`` on this index's layout (with the n-gram tier when
+        ``ngrams``)."""
+        return TextClause(
+            name=name,
+            text=text,
+            fields=self.unigram_fields(),
+            ngram_fields=self.shingle_fields() if ngrams else [],
+            combined=self.combined,
+        )
 
     def shingle_fields(self) -> list[str]:
         return [f for f in (self.shingle_field, self.phrase_shingle_field) if f]
@@ -47,6 +76,28 @@ class IndexProfile(BaseModel):
     def df_fields(self) -> list[str]:
         """Every field whose document frequency counts toward a candidate's DF."""
         return [*self.unigram_fields(), *self.shingle_fields()]
+
+
+def _copy_targets(spec: dict[str, Any]) -> set[str]:
+    targets = spec.get("copy_to") or []
+    return {targets} if isinstance(targets, str) else set(targets)
+
+
+def enrichment_scoring_of(body: dict[str, Any]) -> EnrichmentScoring:
+    """The scoring layout of one index's ``GET _mapping`` body.
+
+    Decided by the mapping itself, never by a setting, so an index enriched with the old
+    separate-field layout keeps being searched that way until it is migrated.
+    """
+    mappings = body.get("mappings", {})
+    props = mappings.get("properties", {})
+    phrases = props.get("sira_enrichment", {}).get("properties", {}).get("phrases", {})
+    if CONTENTS in _copy_targets(phrases):
+        return "in_contents"
+    meta = (mappings.get("_meta") or {}).get("sira_seek") or {}
+    if meta.get("enrichment_scoring") == "combined_fields":
+        return "combined_fields"
+    return "separate_field"
 
 
 def _field_paths(properties: dict[str, Any], prefix: str = "") -> set[str]:
@@ -74,12 +125,16 @@ def profile_from_mapping(index: str, mapping: dict[str, Any]) -> IndexProfile:
             f"index {index!r} has no `{CONTENTS}` field: SIRA searches the sira-seek layout; "
             "create the index with `sira-seek ingest`"
         )
+    scoring = enrichment_scoring_of(body)
+    # In contents, phrases are already searched (and counted in DF) through contents.
+    separate = scoring != "in_contents"
     return IndexProfile(
         index=index,
         shingle_field=CONTENTS_SHINGLES if CONTENTS_SHINGLES in paths else None,
-        phrase_field=PHRASES if PHRASES in paths else None,
-        phrase_shingle_field=PHRASE_SHINGLES if PHRASE_SHINGLES in paths else None,
+        phrase_field=PHRASES if separate and PHRASES in paths else None,
+        phrase_shingle_field=PHRASE_SHINGLES if separate and PHRASE_SHINGLES in paths else None,
         category_field=CATEGORIES if CATEGORIES in paths else None,
+        enrichment_scoring=scoring,
     )
 
 
@@ -92,6 +147,8 @@ def read_index_profile(backend: SearchBackend, index: str) -> IndexProfile:
     updates: dict[str, Any] = {}
     if profile.phrase_field and not backend.count(index, {"exists": {"field": PHRASES}}):
         updates |= {"phrase_field": None, "phrase_shingle_field": None}
+    if profile.enrichment_scoring == "in_contents":
+        updates["contents_enriched"] = bool(backend.count(index, {"exists": {"field": PHRASES}}))
     if profile.category_field and not backend.count(index, {"exists": {"field": CATEGORIES}}):
         updates["category_field"] = None
     return profile.model_copy(update=updates) if updates else profile

@@ -22,7 +22,7 @@ from .keyword_parsing import clean_phrases
 from .rerank import LLMReranker
 from .results import SiraHit, SiraResult, Timings
 from .settings import SiraSettings
-from .weighted_query import ORIGINAL_NAME, CategoryClause, TextClause, WeightedQuery
+from .weighted_query import ORIGINAL_NAME, CategoryClause, WeightedQuery
 
 logger = logging.getLogger(__name__)
 
@@ -108,15 +108,15 @@ class SiraRetriever:
     ) -> WeightedQuery:
         """The weighted query for an already-prepared text and its candidate table."""
         p = self.profile
-        original = TextClause(name=ORIGINAL_NAME, text=text, fields=p.unigram_fields())
-        expansion = []
-        for cand in table.kept:
-            fields = p.unigram_fields()
-            if self.settings.ngram_tier and cand.has_known_ngrams():
-                fields = [*fields, *p.shingle_fields()]
-            expansion.append(
-                TextClause(name=f"sira_expansion:{cand.phrase}", text=cand.phrase, fields=fields)
+        original = p.text_clause(ORIGINAL_NAME, text)
+        expansion = [
+            p.text_clause(
+                f"sira_expansion:{cand.phrase}",
+                cand.phrase,
+                ngrams=self.settings.ngram_tier and cand.has_known_ngrams(),
             )
+            for cand in table.kept
+        ]
         cats = [
             CategoryClause(name=f"sira_category:{c.use}", field=p.category_field, value=c.use)
             for c in categories

@@ -18,20 +18,50 @@ CATEGORIES_NAME = "sira_categories"
 
 
 class TextClause(BaseModel):
-    """BM25 of one text over one or more fields (summed across fields, as ``most_fields``)."""
+    """BM25 of one text over one or more fields.
+
+    Summed across fields (``most_fields``: each field has its own IDF, length norm and
+    saturation) unless ``combined``: then ``fields`` are scored as ONE field (BM25F,
+    ``combined_fields``: term frequencies and lengths add up before saturation) and
+    ``ngram_fields`` (another analyzer, so another group) likewise, the two groups summed.
+    """
 
     name: str
     text: str
     fields: list[str] = Field(min_length=1)
+    ngram_fields: list[str] = Field(default_factory=list)
+    combined: bool = False
     boost: float = 1.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def _opts(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"query": self.text, "_name": self.name}
         if self.boost != 1.0:
             opts["boost"] = self.boost
-        if len(self.fields) == 1:
-            return {"match": {self.fields[0]: opts}}
-        return {"multi_match": {**opts, "fields": list(self.fields), "type": "most_fields"}}
+        return opts
+
+    def to_dict(self) -> dict[str, Any]:
+        opts = self._opts()
+        if self.combined:
+            return self._combined_dict(opts)
+        fields = [*self.fields, *self.ngram_fields]
+        if len(fields) == 1:
+            return {"match": {fields[0]: opts}}
+        return {"multi_match": {**opts, "fields": fields, "type": "most_fields"}}
+
+    def _combined_dict(self, opts: dict[str, Any]) -> dict[str, Any]:
+        groups = [g for g in (self.fields, self.ngram_fields) if g]
+
+        def part(group: list[str], extra: dict[str, Any]) -> dict[str, Any]:
+            if len(group) == 1:
+                return {"match": {group[0]: {"query": self.text, **extra}}}
+            return {"combined_fields": {"query": self.text, "fields": list(group), **extra}}
+
+        if len(groups) == 1:
+            return part(groups[0], {k: v for k, v in opts.items() if k != "query"})
+        bool_body: dict[str, Any] = {"should": [part(g, {}) for g in groups], "_name": self.name}
+        if self.boost != 1.0:
+            bool_body["boost"] = self.boost
+        return {"bool": bool_body}
 
 
 class CategoryClause(BaseModel):

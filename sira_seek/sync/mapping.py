@@ -4,18 +4,28 @@ Mappings can only grow: a missing field is added with ``PUT _mapping``; a field 
 another type, analyzer or gap cannot be changed in place, and the analyzers the enrichment
 fields use cannot be added to an open index. Both cases stop the run with an error that says
 what to do, before a single document is read.
+
+Which enrichment layout (mappings/enrichment_layouts.json) an index gets: one that already holds
+``sira_enrichment.phrases`` keeps the layout its mapping shows (an index enriched with the old
+separate-field layout keeps working as it is; ``sira-sync migrate`` copies it into an index of
+the default layout, where the copy re-indexes every document so its phrases land in
+``contents``). An index without the phrases field gets the default layout when it has
+``contents``, else the separate field.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from sira_seek.backend import SearchBackend
-from sira_seek.esplugin.index_layout import load_mapping_file
-from sira_seek.fields import CONTENTS, CONTENTS_SHINGLES
+from sira_seek.esplugin.index_layout import enrichment_field_properties, enrichment_layouts
+from sira_seek.fields import CONTENTS, CONTENTS_SHINGLES, PHRASES
+
+logger = logging.getLogger(__name__)
 
 # Parameters that cannot change on an existing field; a mismatch is a conflict.
 _FIXED_PARAMS = ("type", "analyzer", "search_analyzer", "position_increment_gap")
@@ -34,12 +44,35 @@ class EnrichmentLayout(BaseModel):
     added_fields: list[str] = Field(default_factory=list)
     df_unigram_fields: list[str]
     df_shingle_fields: list[str] = Field(default_factory=list)
+    enrichment_layout: str = "separate_field"
 
 
-def enrichment_properties() -> dict[str, Any]:
-    """The ``sira_enrichment`` and ``sira_sync`` properties, as shipped in mappings/."""
-    properties: dict[str, Any] = load_mapping_file("enrichment_fields.json")
-    return properties
+def enrichment_properties(layout: str | None = None) -> dict[str, Any]:
+    """The ``sira_enrichment`` and ``sira_sync`` properties of ``layout`` (default: the one
+    mappings/enrichment_layouts.json names)."""
+    return enrichment_field_properties(layout)
+
+
+def _targets(spec: Mapping[str, Any]) -> set[str]:
+    targets = spec.get("copy_to") or []
+    return {targets} if isinstance(targets, str) else set(targets)
+
+
+def _live_layout(live: Mapping[str, dict[str, Any]]) -> str:
+    """The layout whose ``copy_to`` targets the live enrichment fields show (the first listed
+    when several share them: they differ only in how queries score, read from ``_meta``)."""
+    have = {
+        field: _targets(live.get(f"sira_enrichment.{field}", {}))
+        for field in ("phrases", "categories")
+    }
+    for name, spec in enrichment_layouts()["layouts"].items():
+        want = {field: set(spec["copy_to"].get(field, [])) for field in have}
+        if want == have:
+            return name
+    raise MappingConflictError(
+        f"the enrichment fields copy to {have}, which no layout in "
+        "mappings/enrichment_layouts.json does"
+    )
 
 
 def _leaf_fields(props: Mapping[str, Any], prefix: str = "") -> dict[str, dict[str, Any]]:
@@ -94,9 +127,10 @@ def ensure_enrichment_mapping(
     """Add the missing enrichment fields to ``index``'s mapping; raise on any conflict."""
     if not backend.index_exists(index):
         raise MappingConflictError(f"index {index!r} does not exist")
-    wanted_props = enrichment_properties()
-    wanted = _leaf_fields(wanted_props)
     mappings = backend.get_mapping(index)
+    layout = _choose_layout(index, mappings)
+    wanted_props = enrichment_properties(layout)
+    wanted = _leaf_fields(wanted_props)
     analyzers = _index_analyzers(backend, index)
     needed_analyzers = _analyzers_used(wanted_props)
     missing: set[str] = set()
@@ -129,10 +163,13 @@ def ensure_enrichment_mapping(
             )
     if missing and not dry_run:
         backend.put_mapping(index, wanted_props)
-    if CONTENTS in live_any:
+    copied_into_contents = CONTENTS in _targets(wanted.get(PHRASES, {}))
+    if CONTENTS in live_any and not copied_into_contents:
         unigrams = [CONTENTS]
         shingles = [CONTENTS_SHINGLES] if CONTENTS_SHINGLES in live_any else []
     else:
+        # contents also holds enrichment here: raw DF comes from the source fields themselves
+        # (a term in both title and text counts twice: an upper bound, so never too lenient).
         unigrams = [f for f in source_fields if live_any.get(f, {}).get("type") == "text"]
         shingles = [f"{f}.shingles" for f in unigrams if f"{f}.shingles" in live_any]
     if not unigrams:
@@ -145,4 +182,38 @@ def ensure_enrichment_mapping(
         added_fields=sorted(missing),
         df_unigram_fields=unigrams,
         df_shingle_fields=shingles,
+        enrichment_layout=layout,
     )
+
+
+def _choose_layout(index: str, mappings: Mapping[str, Any]) -> str:
+    """The live layout when the phrases field exists (same in every index behind an alias),
+    else the default one, or the separate field for an index without ``contents``."""
+    found: set[str] = set()
+    has_contents = True
+    for body in mappings.values():
+        live = _leaf_fields(body.get("mappings", {}).get("properties", {}))
+        has_contents &= CONTENTS in live
+        if PHRASES in live:
+            found.add(_live_layout(live))
+    if len(found) > 1:
+        raise MappingConflictError(
+            f"the indexes behind {index!r} hold enrichment in different layouts "
+            f"({sorted(found)}): migrate them into one (`sira-sync migrate`)"
+        )
+    default = str(enrichment_layouts()["default"])
+    if found:
+        (layout,) = found
+        if layout != default:
+            logger.info(
+                "%s keeps its %s enrichment layout (the default is %s; `sira-sync migrate` "
+                "copies it into a new index of the default layout)",
+                index,
+                layout,
+                default,
+            )
+        return layout
+    props = enrichment_properties(default)["sira_enrichment"]["properties"]
+    if not has_contents and any("copy_to" in spec for spec in props.values()):
+        return "separate_field"
+    return default

@@ -1,0 +1,136 @@
+"""Which index layout makes corpus-side enrichment help: one table, every layout, both methods.
+
+    python benchmarks/enrichment_layouts.py [--url URL] [--engine opensearch|elasticsearch]
+        [--layouts separate_field,in_contents,...]
+
+For each layout of mappings/enrichment_layouts.json (those the engine can run): a fresh index of
+the 994 HotpotQA paragraphs of wikimh (``hp*``), created with that layout; BM25 and SIRA (with
+the shared strong-LLM query expansions) evaluated on the 100 HotpotQA questions BEFORE any
+enrichment; the shared strong-LLM document enrichments applied with the product's own path
+(``SyncRunner`` over the JSONL, the code behind ``sira-sync --from-jsonl``); the same
+evaluation AFTER (``evaluate_enrichment``, the library function of ``eval enrichment``).
+"Before" is measured on the fresh index, before sync, because a layout that counts phrases
+in ``contents`` cannot search the index without them afterwards. Prints nDCG@10, R@10 and
+R@100 before -> after per layout and method, and the acceptance verdict (SIRA after > before
+on nDCG@10 and R@10, BM25 after >= before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from _cluster import DEFAULT_DATA
+
+from sira_seek.backend import SearchBackend
+from sira_seek.config import ClusterSettings, NodeSettings
+from sira_seek.corpus import read_qrels, read_queries
+from sira_seek.esplugin.index_layout import corpus_index_body, enrichment_layouts
+from sira_seek.esplugin.local_node import LocalNode
+from sira_seek.esplugin.registry import connect
+from sira_seek.ingest import ingest_corpus
+from sira_seek.sira.evaluation import evaluate_enrichment
+from sira_seek.sira.expansions import PrecomputedExpander
+from sira_seek.sync import SyncRunner, SyncSettings
+from sira_seek.sync.source_factory import build_phrase_source
+
+METRICS = ("ndcg@10", "recall@10", "recall@100")
+POOL_PREFIX = "hp"
+
+
+def pool_corpus(data: Path, out: Path) -> int:
+    """The ``hp*`` paragraphs of wikimh, as their own corpus file."""
+    n = 0
+    with open(data / "corpus.jsonl") as src, open(out, "w") as dst:
+        for line in src:
+            if json.loads(line)["_id"].startswith(POOL_PREFIX):
+                dst.write(line)
+                n += 1
+    return n
+
+
+def layout_runnable(backend: SearchBackend, layout: str) -> bool:
+    scoring = enrichment_layouts()["layouts"][layout]["scoring"]
+    return scoring != "combined_fields" or backend.capabilities().combined_fields
+
+
+def measure_layout(
+    backend: SearchBackend, layout: str, data: Path, corpus: Path, work: Path
+) -> dict[str, dict[str, float]]:
+    """Rows ``{method} before|after`` for one layout, on an index of its own (deleted after)."""
+    index = f"sira-bench-layout-{layout.replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+    backend.create_index(index, corpus_index_body(backend.capabilities(), enrichment_layout=layout))
+    try:
+        ingest_corpus(backend, index, corpus)
+        queries = read_queries(data / "queries-hotpotqa.jsonl")
+        qrels = read_qrels(data / "qrels-hotpotqa.tsv")
+        expander = PrecomputedExpander.from_file(data / "expansions-hotpotqa.strong-llm.jsonl")
+        before = evaluate_enrichment(backend, index, queries, qrels, expander=expander)
+        settings = SyncSettings(state_dir=work / index)
+        source = build_phrase_source(
+            settings, from_jsonl=data / "enrichments-hotpotqa-pool.strong-llm.jsonl"
+        )
+        try:
+            report = SyncRunner(backend, index, source, settings).run()
+        finally:
+            source.close()
+        backend.refresh(index)
+        after = evaluate_enrichment(backend, index, queries, qrels, expander=expander)
+        rows = {}
+        for method in ("bm25", "sira"):
+            rows[f"{method} before"] = before[f"{method} before enrichment"]
+            rows[f"{method} after"] = after[f"{method} after enrichment"]
+            rows[f"{method} after (in-index before)"] = after[f"{method} before enrichment"]
+        rows["sync"] = {"enriched": float(report.counts.enriched)}
+        return rows
+    finally:
+        backend.delete_index(index)
+
+
+def verdict(rows: dict[str, dict[str, float]]) -> str:
+    sira_up = all(rows["sira after"][m] > rows["sira before"][m] for m in METRICS[:2])
+    bm25_ok = all(rows["bm25 after"][m] >= rows["bm25 before"][m] for m in METRICS[:2])
+    return "meets acceptance" if sira_up and bm25_ok else "fails acceptance"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", help="existing cluster (default: a local node)")
+    parser.add_argument("--engine", choices=["opensearch", "elasticsearch"], default="opensearch")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="wikimh folder")
+    parser.add_argument("--layouts", help="comma-separated (default: every runnable layout)")
+    args = parser.parse_args()
+    url = args.url or LocalNode(NodeSettings(), args.engine).up().url
+    backend = connect(ClusterSettings(url=url))
+    names = args.layouts.split(",") if args.layouts else list(enrichment_layouts()["layouts"])
+    print(
+        f"{backend.info.engine} {backend.info.version}, default layout: "
+        f"{enrichment_layouts()['default']}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        corpus = work / "corpus-hp.jsonl"
+        print(f"{pool_corpus(args.data, corpus)} hp* paragraphs")
+        header = f"{'layout':<24}{'method':<6}" + "".join(f"{m:>20}" for m in METRICS)
+        lines = [header]
+        for layout in names:
+            if not layout_runnable(backend, layout):
+                print(f"{layout}: not supported by this engine version, left out")
+                continue
+            started = time.perf_counter()
+            rows = measure_layout(backend, layout, args.data, corpus, work)
+            for method in ("bm25", "sira"):
+                b, a = rows[f"{method} before"], rows[f"{method} after"]
+                cells = "".join(f"{b[m]:>9.4f} -> {a[m]:.4f}" for m in METRICS)
+                lines.append(f"{layout:<24}{method:<6}{cells}")
+            lines.append(f"{'':<24}{verdict(rows)} ({time.perf_counter() - started:.0f} s)")
+            print("\n".join(lines[-3:]), flush=True)
+        print("\n" + "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
