@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -106,23 +109,105 @@ def test_eval_on_missing_index_is_explained(node_urls: dict[str, str], tiny_beir
     assert res.returncode == 1 and "does not exist" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_password_never_printed(tiny_beir: Path) -> None:
-    res = run_cli(
-        [
-            "ingest",
-            str(tiny_beir),
-            "--index",
-            "x",
-            "--url",
-            "http://127.0.0.1:9",
-            "--username",
-            "elastic",
+class CredentialRecorder:
+    """A loopback HTTP listener that records the Authorization header of every request and
+    refuses it (401, as a secured cluster refuses unknown credentials). It imitates no engine
+    API: it only shows what the CLI put on the wire."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, str | None]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                return None
+
+            def _refuse(self) -> None:
+                recorder.seen.append((self.command, self.path, self.headers.get("Authorization")))
+                data = b"credentials refused\n"
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="security"')
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_HEAD = _refuse
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+SECRET = "hunter2-secret"
+API_KEY = "c2lyYS1zZWVrLXRlc3Q6aHVudGVyMi1hcGkta2V5"
+
+
+@pytest.mark.parametrize(
+    ("how", "flags", "env", "header", "secrets"),
+    [
+        (
             "--password",
-            "hunter2-secret",
-        ]
-    )
+            ["--username", "elastic", "--password", SECRET],
+            {},
+            "Basic " + base64.b64encode(f"elastic:{SECRET}".encode()).decode(),
+            [SECRET],
+        ),
+        (
+            "SIRA_SEEK_PASSWORD",
+            ["--username", "elastic"],
+            {"SIRA_SEEK_PASSWORD": SECRET},
+            "Basic " + base64.b64encode(f"elastic:{SECRET}".encode()).decode(),
+            [SECRET],
+        ),
+        ("--api-key", ["--api-key", API_KEY], {}, f"ApiKey {API_KEY}", [API_KEY]),
+    ],
+)
+def test_credentials_are_sent_and_never_printed(
+    tiny_beir: Path,
+    how: str,
+    flags: list[str],
+    env: dict[str, str],
+    header: str,
+    secrets: list[str],
+) -> None:
+    """The credentials reach the cluster (exactly, on every request) and appear in nothing
+    the CLI prints: neither the secret nor the header value that encodes it."""
+    recorder = CredentialRecorder()
+    try:
+        res = run_cli(
+            ["ingest", str(tiny_beir), "--index", "x", "--url", recorder.url, *flags], env=env
+        )
+    finally:
+        recorder.close()
+    assert recorder.seen, "the CLI never contacted the cluster"
+    assert all(auth == header for _, _, auth in recorder.seen), (how, recorder.seen)
     assert res.returncode == 1
-    assert "hunter2-secret" not in res.stdout + res.stderr
+    assert "refused the credentials (HTTP 401)" in res.stderr, res.stderr
+    printed = res.stdout + res.stderr
+    for secret in [*secrets, header.split(" ", 1)[1]]:
+        assert secret not in printed, how
+    assert "Traceback" not in printed
+
+
+def test_debug_output_does_not_leak_the_password_either(tiny_beir: Path) -> None:
+    """--debug prints DEBUG logs and the traceback: still no secret, no Authorization value."""
+    recorder = CredentialRecorder()
+    try:
+        res = run_cli(
+            ["--debug", "ingest", str(tiny_beir), "--index", "x", "--url", recorder.url,
+             "--username", "elastic", "--password", SECRET],
+        )  # fmt: skip
+    finally:
+        recorder.close()
+    encoded = base64.b64encode(f"elastic:{SECRET}".encode()).decode()
+    assert [auth for _, _, auth in recorder.seen][:1] == [f"Basic {encoded}"]
+    assert res.returncode == 1 and "refused the credentials" in res.stderr
+    assert SECRET not in res.stdout + res.stderr and encoded not in res.stdout + res.stderr
 
 
 def test_sira_sync_entry_point_exists() -> None:
