@@ -33,7 +33,7 @@ def test_json_output_gives_the_hand_computed_scores(infer_file: Path) -> None:
     code, output = _run("--predictions", str(infer_file), "--json")
     assert code == 0, output
     report = json.loads(output)
-    assert list(report) == ["cover_em", "em", "f1", "questions"]
+    assert list(report) == ["cover_em", "em", "f1", "questions", "no_gold"]
     assert report["questions"] == 5
     assert report["cover_em"] == pytest.approx(0.6)
     assert report["em"] == pytest.approx(0.2)
@@ -52,7 +52,7 @@ def test_bad_line_is_reported_with_its_number_not_a_traceback(tmp_path: Path) ->
     good = json.dumps({"golden_answers": ["a"], "prediction": "a"})
     path.write_text(f"{good}\n{good}\n{{broken\n", encoding="utf-8")
     code, output = _run("--predictions", str(path), "--json")
-    assert code == 1
+    assert code == 2  # bad input
     assert f"Error: {path}, line 3: invalid JSON" in output
     assert "Traceback" not in output
 
@@ -61,7 +61,7 @@ def test_missing_keys_are_named(tmp_path: Path) -> None:
     path = tmp_path / "preds.jsonl"
     path.write_text(json.dumps({"answer": ["a"], "output": "a"}) + "\n", encoding="utf-8")
     code, output = _run("--predictions", str(path))
-    assert code == 1
+    assert code == 2  # bad input
     assert "line 1: no prediction: expected one of pred_ans, prediction" in output
 
 
@@ -69,7 +69,7 @@ def test_empty_file_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text("\n", encoding="utf-8")
     code, output = _run("--predictions", str(path))
-    assert code == 1
+    assert code == 2  # bad input
     assert "no predictions to score" in output
 
 
@@ -78,7 +78,7 @@ def test_undecodable_file_is_an_error(tmp_path: Path) -> None:
     good = json.dumps({"answer": ["a"], "pred_ans": "a"}).encode()
     path.write_bytes(good + b"\n" + b'{"answer": ["\xff"]}\n')
     code, output = _run("--predictions", str(path))
-    assert code == 1
+    assert code == 2  # bad input
     assert f"Error: {path}, line 2: not UTF-8 text" in output
 
 

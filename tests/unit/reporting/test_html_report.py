@@ -62,4 +62,4 @@ def test_report_cli_and_bad_run_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"nope": 1}')
     res = CliRunner().invoke(cli, ["report", str(bad), "--out", str(out)])
-    assert res.exit_code == 1 and "not a sira-seek run file" in res.output
+    assert res.exit_code == 2 and "not a sira-seek run file" in res.output

@@ -51,7 +51,16 @@ def test_eval_qa_prints_the_four_keys_and_resumes_from_its_checkpoint(
     ]
     first = CliRunner().invoke(cli, [*args, "--limit", "2", "--checkpoint", str(ckpt), "--json"])
     assert first.exit_code == 0, first.output
-    assert json.loads(first.stdout) == {"cover_em": 0.5, "em": 0.5, "f1": 0.5, "questions": 2}
+    assert json.loads(first.stdout) == {
+        "cover_em": 0.5,
+        "em": 0.5,
+        "f1": 0.5,
+        "questions": 2,
+        "no_gold": 0,
+        "answered": 2,
+        "failed": 0,
+        "resumed": 0,
+    }
     assert len(scripted_llm.by_stage["answer"]) == 2
 
     preds = tmp_path / "preds.jsonl"

@@ -51,6 +51,6 @@ def test_search_flag_conflicts(files: dict[str, str]) -> None:
     )
     assert code == 2 and "either --llm or --expansions" in out
     code, out = _run("search", "x", "--index", "i", "--llm", "nonsense")
-    assert code == 1 and "is not of the form KIND:TARGET" in out
+    assert code == 2 and "is not of the form KIND:TARGET" in out  # bad input
     code, out = _run("search", "x", "--index", "i", "--tau", "0")
-    assert code == 1 and "tau" in out
+    assert code == 2 and "tau" in out
