@@ -84,7 +84,6 @@ def measure_layout(
         for method in ("bm25", "sira"):
             rows[f"{method} before"] = before[f"{method} before enrichment"]
             rows[f"{method} after"] = after[f"{method} after enrichment"]
-            rows[f"{method} after (in-index before)"] = after[f"{method} before enrichment"]
         rows["sync"] = {"enriched": float(report.counts.enriched)}
         return rows
     finally:

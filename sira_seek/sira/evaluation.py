@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from ir_measures import Measure
@@ -15,6 +16,7 @@ from .results import SiraResult
 from .settings import SiraSettings
 
 EVAL_DEPTH = 100
+logger = logging.getLogger(__name__)
 
 
 def sira_results(
@@ -77,8 +79,10 @@ def evaluate_enrichment(
     """Before/after corpus-side enrichment, on one index, in one call.
 
     "before" searches only the source text (``contents``), exactly what the index offered
-    before sira-sync; "after" adds the enrichment fields sira-sync filled. Rows: BM25 and SIRA
-    (when an expander is given), each without and with enrichment.
+    before sira-sync; "after" adds the enrichment fields sira-sync filled. On an index whose
+    layout copies enrichment into ``contents`` and that holds some, only "after" rows exist
+    (measure "before" before the sync: on an unenriched index both sides are the same).
+    Rows: BM25 and SIRA (when an expander is given), each without and with enrichment.
     """
     from .index_profile import read_index_profile
     from .retriever import SiraRetriever
@@ -88,6 +92,16 @@ def evaluate_enrichment(
     before = after.model_copy(
         update={"phrase_field": None, "phrase_shingle_field": None, "category_field": None}
     )
+    sides = [("before", before), ("after", after)]
+    if after.contents_enriched:
+        # The enrichment layout counts phrases in `contents` (mappings/enrichment_layouts.json):
+        # the index cannot be searched without them any more, so no honest "before" exists.
+        logger.warning(
+            "%s counts its enrichment in contents: only the 'after' rows are measured; run "
+            "`eval enrichment` before sira-sync for the 'before' ones",
+            index,
+        )
+        sides = [("after", after)]
     settings = (settings or SiraSettings()).model_copy(update={"size": EVAL_DEPTH})
     enriched = backend.count(index, {"exists": {"field": "sira_enrichment.phrases"}})
     deleted = backend.deleted_docs(index)  # counted by DF/IDF until merged away
@@ -96,7 +110,7 @@ def evaluate_enrichment(
     if expander is not None:
         variants.append(("sira", expander))
     for name, exp in variants:
-        for label, profile in (("before", before), ("after", after)):
+        for label, profile in sides:
             retriever = SiraRetriever(
                 backend, index, settings=settings, expander=exp, profile=profile
             )

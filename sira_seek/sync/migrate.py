@@ -44,7 +44,7 @@ def target_index_body(
     for section, entries in sira_analysis.items():
         existing = analysis.setdefault(section, {})
         for name, spec in entries.items():
-            if name in existing and existing[name] != spec:
+            if name in existing and _as_settings(existing[name]) != _as_settings(spec):
                 raise MappingConflictError(
                     f"{source_index!r} defines its own {section} {name!r}; sira-seek needs that "
                     "name for its own analyzer"
@@ -58,13 +58,30 @@ def target_index_body(
         settings["index"]["similarity"] = copy.deepcopy(index_settings["similarity"])
     mappings = copy.deepcopy(mapping_body.get("mappings", {}))
     props = mappings.setdefault("properties", {})
-    for name in enrichment_properties():
+    if "phrases" in props.get("sira_enrichment", {}).get("properties", {}) and "sira_sync" in props:
+        # sira-sync's own fields in an older layout: the copy gets the default layout, and
+        # re-indexing every document puts its phrases where that layout wants them (contents).
+        del props["sira_enrichment"], props["sira_sync"]
+    layout = None if "contents" in props else "separate_field"
+    for name in enrichment_properties(layout):
         if name in props:
             raise MappingConflictError(
                 f"{source_index!r} already has a field {name!r} of its own: rename it first"
             )
-    props.update(enrichment_properties())
+    props.update(enrichment_properties(layout))
     return {"settings": settings, "mappings": mappings}
+
+
+def _as_settings(value: Any) -> Any:
+    """A value as index settings echo it back (numbers and booleans as strings), so the
+    analyzers of an index sira-seek created compare equal to mappings/."""
+    if isinstance(value, dict):
+        return {k: _as_settings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_settings(v) for v in value]
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 def _documents(backend: SearchBackend, index: str) -> Iterator[dict[str, Any]]:
