@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from seeds import seeded_rng
 
 from sira_seek.backend import SearchBackend
 from sira_seek.cli.main import cli
@@ -60,7 +60,7 @@ def test_unicode_query_and_phrases(
 def test_very_long_query_is_cut_not_refused(
     backend: SearchBackend, wikimh_indexes: dict[str, str], engine: str
 ) -> None:
-    rng = random.Random(7)
+    rng = seeded_rng("long query words")
     words = ["film", "river", "album", "born", "city", "Nolan", "war", "band", "novel"]
     text = " ".join(rng.choice(words) for _ in range(20_000))
     res = SiraRetriever(backend, wikimh_indexes[engine]).search(text)
@@ -72,7 +72,7 @@ def test_very_long_query_is_cut_not_refused(
 def test_one_thousand_candidate_phrases_in_one_df_request(
     backend: SearchBackend, wikimh_indexes: dict[str, str], engine: str, tmp_path: Path
 ) -> None:
-    rng = random.Random(3)
+    rng = seeded_rng("candidate phrases")
     vocab = [
         "film",
         "director",

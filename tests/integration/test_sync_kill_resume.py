@@ -4,18 +4,16 @@ same state as an uninterrupted run on another index: nothing lost, nothing enric
 from __future__ import annotations
 
 import json
-import os
-import random
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from seeds import seeded_rng
 
 from sira_seek.backend import SearchBackend
 from sira_seek.ingest import ingest_corpus
@@ -103,7 +101,7 @@ def test_sigkill_at_random_points_then_resume_equals_uninterrupted_run(
 
         # Kill at random moments of what an uninterrupted run takes (start-up included), resume
         # each time, until a run is let finish: all of it is one logical run.
-        rng = random.Random(int(os.environ.get("SIRA_SEEK_TEST_SEED", "0")) or uuid.uuid4().int)
+        rng = seeded_rng("kill moments")
         kills = 0
         state = tmp_path / "state"
         args = sync_args(backend, index_name, jsonl, state)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import ir_measures
 import pytest
 from click.testing import CliRunner
+from seeds import seeded_rng
 
 from sira_seek.cli.main import cli
 from sira_seek.evaluation.retrieval import (
@@ -68,9 +68,7 @@ def test_parse_measures_keys_by_canonical_name() -> None:
 
 
 def test_means_are_the_means_of_the_per_query_values() -> None:
-    seed = random.randrange(2**32)
-    print(f"seed={seed}")
-    rng = random.Random(seed)
+    rng = seeded_rng("runs and qrels")
     docs = [f"d{i}" for i in range(30)]
     qrels = {f"q{i}": {d: rng.randint(1, 2) for d in rng.sample(docs, 3)} for i in range(20)}
     run = {q: {d: rng.random() for d in rng.sample(docs, 15)} for q in qrels}

@@ -1,7 +1,6 @@
-import random
-
 import pytest
 from pydantic import ValidationError
+from seeds import seeded_rng
 
 from sira_seek.llm.request import ChatMessage, LLMRequest
 from sira_seek.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
@@ -24,7 +23,7 @@ def test_backoff_grows_and_is_capped() -> None:
 
 def test_jitter_keeps_at_least_half_the_delay() -> None:
     policy = RetryPolicy(backoff_base_s=1.0, backoff_max_s=100.0)
-    rng = random.Random(1)
+    rng = seeded_rng("jitter")
     for attempt in range(5):
         delay = policy.delay_s(attempt, rng=rng)
         assert 2**attempt / 2 <= delay <= 2**attempt
