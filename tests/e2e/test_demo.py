@@ -39,8 +39,9 @@ def test_demo_prints_bm25_and_sira_side_by_side(
             timeout=600,
         )
         assert res.returncode == 0, res.stderr[-2000:]
-        rows = json.loads(res.stdout)
-        assert set(rows) == {"bm25", "sira (strong-LLM expansions)"}
+        summary = json.loads(res.stdout)
+        rows = {run["name"]: run for run in summary["runs"]}
+        assert set(rows) == {"bm25", "sira (strong-LLM expansions)"} and summary["seek"] == []
         assert rows["sira (strong-LLM expansions)"]["recall@10"] > rows["bm25"]["recall@10"]
         assert rows["sira (strong-LLM expansions)"]["ndcg@10"] > rows["bm25"]["ndcg@10"]
         assert (tmp_path / "report.html").exists() and len(list(tmp_path.glob("run-*.json"))) == 2

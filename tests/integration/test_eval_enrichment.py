@@ -60,8 +60,9 @@ def test_enrichment_lifts_what_the_source_text_lacks(
         ],
     )
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.output)
-    before, after = rows["bm25 before enrichment"], rows["bm25 after enrichment"]
+    out = json.loads(res.output)
+    rows = {(r["method"], r["enrichment"]): {**r, **out} for r in out["rows"]}
+    before, after = rows["bm25", "before"], rows["bm25", "after"]
     assert before["recall@10"] == 0.5  # only "lander" finds mars; nothing finds moon
     assert after["recall@10"] == 1.0 and after["ndcg@10"] > before["ndcg@10"]
     assert after["enriched_docs"] == 2
