@@ -350,7 +350,7 @@ def status_cmd(index: str, fields: str, as_json: bool, **kw: Any) -> None:
 @click.option("--index", required=True, help="Index (or alias of one index) to copy.")
 @click.option("--into", "target", required=True, help="New index to create.")
 @click.option("--alias", help="Alias to move to the new index once the copy is complete.")
-@click.option("--shards", type=int, default=1, show_default=True, help="1 keeps DF exact.")
+@click.option("--shards", type=int, default=1, show_default=True, help="Shards of the new index.")
 @no_progress_option
 @json_option("Print the copy's report as JSON.")
 @cluster_options
