@@ -44,10 +44,9 @@ def test_enrichment_phrases_count_in_df_and_query(
     gotham, missing = res.candidates.candidates
     assert gotham.decision == "kept" and gotham.doc_freq == 1  # only in enrichment phrases
     assert missing.decision == "absent"
-    assert res.body["query"]["bool"]["should"][0]["multi_match"]["fields"] == [
-        "contents",
-        "sira_enrichment.phrases",
-    ]
+    # the default layout copies phrases into contents: the query searches contents alone
+    assert retriever.profile.enrichment_scoring == "in_contents"
+    assert list(res.body["query"]["bool"]["should"][0]["match"]) == ["contents"]
     assert res.hits[0].id == "1"
     assert "sira_expansion:Gotham auteur" in (res.hits[0].matched_queries or [])
 
