@@ -21,9 +21,11 @@ def add_cluster_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", default="sira-bench-wikimh")
 
 
-def wikimh_backend(args: argparse.Namespace, *, shards: int = 1) -> SearchBackend:
+def wikimh_backend(
+    args: argparse.Namespace, *, shards: int = 1, replicas: int = 0
+) -> SearchBackend:
     url = args.url or LocalNode(NodeSettings(), args.engine).up().url
     backend = connect(ClusterSettings(url=url))
     if not backend.index_exists(args.index) or backend.count(args.index) < 9003:
-        ingest_corpus(backend, args.index, args.data, shards=shards)
+        ingest_corpus(backend, args.index, args.data, shards=shards, replicas=replicas)
     return backend

@@ -1,7 +1,7 @@
 """The DF check for 30 candidate phrases: the routes considered, measured in one process.
 
-    python benchmarks/df_lookup.py [--url URL] [--engine opensearch|elasticsearch]
-                                   [--shards 5] [--rounds 30]
+    python benchmarks/df_lookup.py [--url URL[,URL...]] [--engine opensearch|elasticsearch]
+                                   [--shards 5] [--replicas 0] [--rounds 30]
 
 On one index of wikimh (created with ``--shards`` shards when missing), for the 30 first
 strong-LLM candidate phrases and every field SIRA grounds on, each round times:
@@ -50,11 +50,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     add_cluster_args(parser)
     parser.add_argument("--shards", type=int, default=5)
+    parser.add_argument("--replicas", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
     if args.index == "sira-bench-wikimh":
         args.index = f"sira-bench-wikimh-{args.shards}sh"
-    backend = wikimh_backend(args, shards=args.shards)
+    backend = wikimh_backend(args, shards=args.shards, replicas=args.replicas)
     request: Any = backend.request  # type: ignore[attr-defined]  # benchmark only
     index = args.index
     fields = read_index_profile(backend, index).df_fields()
