@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import click
 from ir_measures import Measure
 
-from sira_seek.corpus import read_qrels, read_queries
+from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
 from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.evaluation.retrieval import (
     DEFAULT_MEASURES,
@@ -22,7 +23,14 @@ from sira_seek.evaluation.trec_run import write_trec_run
 from sira_seek.sira.evaluation import evaluate_enrichment, sira_run
 
 from .exit_codes import BadInput
-from .options import backend_from_options, cluster_options, friendly_errors, json_option
+from .options import (
+    backend_from_options,
+    cluster_options,
+    echo_skipped,
+    friendly_errors,
+    json_option,
+    strict_option,
+)
 from .search_cmd import build_expander, sira_options, sira_settings
 
 
@@ -43,12 +51,48 @@ def eval_group() -> None:
     """Evaluate retrieval or answers."""
 
 
+def read_evaluation_inputs(
+    queries: Path, qrels: Path, *, strict: bool
+) -> tuple[list[Query], dict[str, dict[str, int]]]:
+    """Queries and judgements, or a clear stop before any query is sent.
+
+    Both files are read whole first, so one error names every bad line of both. Strict: any
+    bad line stops the command (exit 2). Lenient: bad lines are listed on stderr and skipped.
+    Either way, nothing left to evaluate (no query, no judgement, or no query with a
+    judgement) is exit 2: a mean over nothing would print NaN, which is not even JSON.
+    """
+    skipped = ReadReport()
+    found = read_queries(queries, skipped, strict=False)
+    judgements = read_qrels(qrels, skipped, strict=False)
+    if strict and skipped.bad:
+        error = BadInputLineError(skipped.bad)
+        raise BadInput(f"{error}\nnothing was evaluated; --no-strict skips bad lines") from error
+    echo_skipped(skipped)
+    if not found:
+        raise BadInput(f"{queries}: no usable query (a JSON object with `_id` and `text`)")
+    if not judgements:
+        raise BadInput(f"{qrels}: no usable judgement (query-id corpus-id score)")
+    if not any(q.id in judgements for q in found):
+        raise BadInput(f"none of the {len(found)} queries in {queries} has a judgement in {qrels}")
+    return found, judgements
+
+
+def finite_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """``metrics`` unchanged, or exit 2 when a value is NaN or infinite: --json must stay
+    valid JSON, and a NaN mean only ever comes from scoring nothing."""
+    broken = [k for k, v in metrics.items() if isinstance(v, float) and not math.isfinite(v)]
+    if broken:
+        raise BadInput(f"no score for {', '.join(broken)}: nothing in the inputs could be scored")
+    return metrics
+
+
 @eval_group.command("retrieval")
 @click.option("--index", required=True)
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--method", type=click.Choice(["bm25", "sira"]), default="bm25", show_default=True)
 @sira_options
+@strict_option
 @json_option("Print the metrics (and `queries`) as one JSON object.")
 @click.option(
     "--save-run",
@@ -88,6 +132,7 @@ def eval_retrieval(
     tau: float | None,
     weight: float | None,
     task: str | None,
+    strict: bool,
     as_json: bool,
     save_run: Path | None,
     run_name: str | None,
@@ -104,7 +149,12 @@ def eval_retrieval(
     if method == "bm25" and (llm_spec or expansions):
         raise click.UsageError("--llm / --expansions apply to --method sira only")
     settings = sira_settings(tau, weight, task)
-    expander = build_expander(llm_spec, expansions, settings.task) if method == "sira" else None
+    all_queries, judgements = read_evaluation_inputs(queries, qrels, strict=strict)
+    expander = (
+        build_expander(llm_spec, expansions, settings.task, strict=strict)
+        if method == "sira"
+        else None
+    )
     if method == "sira" and expander is None:
         raise click.UsageError("--method sira needs --expansions FILE or --llm SPEC")
     try:
@@ -113,7 +163,6 @@ def eval_retrieval(
             raise click.ClickException(
                 f"index {index!r} does not exist: run `sira-seek ingest` first"
             )
-        all_queries, judgements = read_queries(queries), read_qrels(qrels)
         run: Run
         if save_run is not None or log_queries:
             record = recorded_run(
@@ -147,8 +196,9 @@ def eval_retrieval(
     finally:
         if expander is not None:
             expander.close()
+    metrics = finite_metrics(metrics)
     if as_json:
-        click.echo(json.dumps(metrics))
+        click.echo(json.dumps(metrics, allow_nan=False))
     else:
         for name, value in metrics.items():
             click.echo(f"{name:12s} {value}")
@@ -159,6 +209,7 @@ def eval_retrieval(
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
 @sira_options
+@strict_option
 @json_option("Print the index's counts and one row per method and side as JSON.")
 @cluster_options
 @friendly_errors
@@ -171,6 +222,7 @@ def eval_enrichment(
     tau: float | None,
     weight: float | None,
     task: str | None,
+    strict: bool,
     as_json: bool,
     **kw: Any,
 ) -> None:
@@ -180,14 +232,15 @@ def eval_enrichment(
     --expansions or --llm for the SIRA rows (BM25 rows alone otherwise).
     """
     settings = sira_settings(tau, weight, task)
-    expander = build_expander(llm_spec, expansions, settings.task)
+    found, judgements = read_evaluation_inputs(queries, qrels, strict=strict)
+    expander = build_expander(llm_spec, expansions, settings.task, strict=strict)
     try:
         backend = backend_from_options(kw)
         rows = evaluate_enrichment(
             backend,
             index,
-            read_queries(queries),
-            read_qrels(qrels),
+            found,
+            judgements,
             expander=expander,
             settings=settings,
         )
@@ -195,8 +248,10 @@ def eval_enrichment(
         if expander is not None:
             expander.close()
     first = next(iter(rows.values()))
+    for metrics in rows.values():
+        finite_metrics(metrics)
     if as_json:
-        click.echo(json.dumps(enrichment_json(index, rows)))
+        click.echo(json.dumps(enrichment_json(index, rows), allow_nan=False))
         return
     click.echo(f"{index}: {int(first['enriched_docs'])} documents carry enrichment")
     if first["deleted_docs"]:

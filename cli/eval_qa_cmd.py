@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from sira_seek.corpus import ReadReport
 from sira_seek.evaluation.qa_metrics import (
     ANSWER_EXTRACTIONS,
     AnswerExtraction,
@@ -22,16 +23,18 @@ from sira_seek.evaluation.qa_metrics import (
 )
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
-from sira_seek.seek.questions import QAFileError, read_questions
+from sira_seek.seek.questions import read_questions
 from sira_seek.seek.results import SeekResult
 
 from .exit_codes import BadInput, PartialFailure
 from .options import (
     cluster_options,
+    echo_skipped,
     friendly_errors,
     json_option,
     no_progress_option,
     show_progress,
+    strict_option,
 )
 from .qa_score import format_table, qa_json
 from .seek_options import SeekChoices, index_option, seek_options
@@ -75,6 +78,7 @@ def _progress(result: SeekResult) -> None:
     help="How the scored answer is read from the model's text: `tagged` as the SEEK authors "
     "(no <answer> tag scores as <None>), `lenient` also takes an Answer: line or the last line.",
 )
+@strict_option
 @json_option("Print the scores and the run's counts as one JSON object.")
 @no_progress_option
 @click.option("--quiet", is_flag=True, hidden=True, help="Old spelling of --no-progress.")
@@ -89,6 +93,7 @@ def eval_qa(
     concurrency: int,
     predictions_out: Path | None,
     extraction: AnswerExtraction,
+    strict: bool,
     as_json: bool,
     no_progress: bool,
     quiet: bool,
@@ -99,12 +104,12 @@ def eval_qa(
     Exits 3 (after printing the scores) when some questions failed.
     """
     progress = show_progress(no_progress=no_progress or quiet, as_json=as_json)
-    try:
-        questions = read_questions(qa_path, limit=limit)
-    except QAFileError as exc:
-        raise BadInput(str(exc)) from None
+    skipped = ReadReport()
+    # A bad line is a BadInputLineError (a ValueError): friendly_errors makes it exit 2.
+    questions = read_questions(qa_path, limit=limit, strict=strict, report=skipped)
+    echo_skipped(skipped)
     if not questions:
-        raise BadInput(f"{qa_path}: no questions")
+        raise BadInput(f"{qa_path}: no usable question (a JSON object with `question`)")
     settings = seek.settings()
     found = seek.make_retriever(index, cluster)
 

@@ -9,9 +9,10 @@ from typing import Any
 import click
 from tqdm import tqdm
 
+from sira_seek.corpus import ReadReport, corpus_file, read_corpus
 from sira_seek.ingest import ingest_corpus
 
-from .exit_codes import PartialFailure
+from .exit_codes import BadInput, PartialFailure
 from .options import (
     backend_from_options,
     cluster_options,
@@ -56,9 +57,11 @@ def ingest(
 ) -> None:
     """Load a BEIR corpus (folder or corpus.jsonl) into INDEX; safe to re-run.
 
-    Exits 3 (after the report) when the cluster refused some documents; malformed records
-    are skipped and listed, and do not change the exit code.
+    Malformed records are skipped and listed, and do not change the exit code; a file with
+    no valid record at all exits 2 before touching the cluster (nothing is created or
+    written). Exits 3 (after the report) when the cluster refused some documents.
     """
+    _require_one_valid_record(path)
     backend = backend_from_options(kw)
     if recreate:
         backend.delete_index(index)
@@ -75,7 +78,7 @@ def ingest(
         _fail_on_refused(report.failed)
         return
     for bad in report.bad_records[:50]:
-        click.echo(f"skipped {bad.path}:{bad.line}: {bad.reason}", err=True)
+        click.echo(f"skipped {bad}", err=True)
     if len(report.bad_records) > 50:
         click.echo(f"... and {len(report.bad_records) - 50} more bad records", err=True)
     for err in report.failed[:20]:
@@ -86,6 +89,26 @@ def ingest(
         f"({report.seconds:.1f}s)"
     )
     _fail_on_refused(report.failed)
+
+
+def _require_one_valid_record(path: Path) -> None:
+    """Exit 2, naming the bad lines, when ``path`` holds no usable record.
+
+    Reads up to the first good record only (a cheap pre-pass), so a file that is not a
+    corpus at all (``/etc/passwd``) neither creates an index nor reports success.
+    """
+    bad = ReadReport()
+    if next(read_corpus(path, bad), None) is not None:
+        return
+    where = corpus_file(path)
+    if not bad.bad:
+        raise BadInput(f"{where}: no records (the file is empty); nothing written")
+    lines = "\n".join(f"  {b}" for b in bad.bad[:10])
+    more = f"\n  ... and {len(bad.bad) - 10} more" if len(bad.bad) > 10 else ""
+    raise BadInput(
+        f"{where}: none of its {len(bad.bad)} records is valid (each needs `_id` and a "
+        f"title or text); nothing written:\n{lines}{more}"
+    )
 
 
 def _fail_on_refused(failed: list[Any]) -> None:

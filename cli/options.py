@@ -14,6 +14,7 @@ import click
 
 from sira_seek.backend import ScanContextLostError, SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
+from sira_seek.corpus import ReadReport
 from sira_seek.esplugin.cluster import resolve_url
 from sira_seek.esplugin.errors import SiraSeekEngineError
 from sira_seek.esplugin.registry import connect
@@ -155,6 +156,27 @@ def no_progress_option(func: F) -> F:
 def show_progress(*, no_progress: bool, as_json: bool = False) -> bool:
     """Whether a command draws progress: never under ``--no-progress`` or ``--json``."""
     return not (no_progress or as_json)
+
+
+def strict_option(func: F) -> F:
+    """``--strict/--no-strict`` for the commands that read evaluation inputs (queries, qrels,
+    QA, expansions): a file with a bad line stops the command before any query runs (exit 2,
+    every bad line named) unless ``--no-strict``, which skips bad lines and lists them."""
+    return click.option(
+        "--strict/--no-strict",
+        default=True,
+        show_default=True,
+        help="Stop (exit 2) when an input file has a bad line, naming each; --no-strict "
+        "skips bad lines and lists them on stderr.",
+    )(func)
+
+
+def echo_skipped(report: ReadReport, *, limit: int = 50) -> None:
+    """List the lines a lenient read skipped, on stderr (stdout stays the result)."""
+    for bad in report.bad[:limit]:
+        click.echo(f"skipped {bad}", err=True)
+    if len(report.bad) > limit:
+        click.echo(f"... and {len(report.bad) - limit} more bad lines skipped", err=True)
 
 
 class AliasedChoice(click.Choice):  # type: ignore[type-arg]

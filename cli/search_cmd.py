@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from sira_seek.corpus import ReadReport
 from sira_seek.inspection.from_results import record_from_sira
 from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.llm.errors import LLMCallError
@@ -18,7 +19,13 @@ from sira_seek.sira.retriever import SiraRetriever
 from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT, SiraSettings
 from sira_seek.sira.term_vectors import TermStatisticsError
 
-from .options import backend_from_options, cluster_options, friendly_errors, json_option
+from .options import (
+    backend_from_options,
+    cluster_options,
+    echo_skipped,
+    friendly_errors,
+    json_option,
+)
 
 TASKS = ["factoid", "multihop", "claim"]
 
@@ -63,16 +70,26 @@ def sira_options(func: Any) -> Any:
 
 
 def build_expander(
-    llm_spec: str | None, expansions: Path | None, task: str, *, rerank: bool = False
+    llm_spec: str | None,
+    expansions: Path | None,
+    task: str,
+    *,
+    rerank: bool = False,
+    strict: bool = True,
 ) -> QueryExpander | None:
     """The expander the flags ask for; an unusable LLM is a clear error, not a traceback.
 
     With a rerank, --expansions and --llm may come together: the file expands, the LLM reads.
+    A bad line in --expansions stops the command (exit 2) unless ``strict`` is off, when it
+    is skipped and listed on stderr.
     """
     if llm_spec and expansions and not rerank:
         raise click.UsageError("give either --llm or --expansions, not both")
     if expansions is not None:
-        return PrecomputedExpander.from_file(expansions)
+        skipped = ReadReport()
+        expander = PrecomputedExpander.from_file(expansions, strict=strict, report=skipped)
+        echo_skipped(skipped)
+        return expander
     if llm_spec:
         try:
             return LLMExpander.from_spec(llm_spec, task=task)  # type: ignore[arg-type]

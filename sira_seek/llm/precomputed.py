@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sira_seek.corpus import BadLines, ReadReport, json_object_lines
 from sira_seek.llm.client import generate_many_bounded
 from sira_seek.llm.errors import PrecomputedMissingError
 from sira_seek.llm.request import LLMRequest
@@ -34,33 +35,40 @@ class PrecomputedKeywords:
         self.source = source
 
     @classmethod
-    def from_jsonl(cls, path: Path | str) -> PrecomputedKeywords:
-        """Load a JSONL file; a line without ``keywords`` or without ``_id``/``text`` is an error
-        naming the line, because silently skipping it would quietly change results."""
+    def from_jsonl(
+        cls, path: Path | str, *, strict: bool = True, report: ReadReport | None = None
+    ) -> PrecomputedKeywords:
+        """Load a JSONL file. A line without ``keywords`` (a list of strings) or without
+        ``_id``/``text`` is bad: strict loading raises ``BadInputLineError`` naming the file
+        and every bad line, because silently skipping them would quietly change results;
+        ``strict=False`` records them in ``report`` and skips them."""
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"precomputed outputs file {path} does not exist")
-        with path.open(encoding="utf-8") as handle:
-            return cls.from_records(_read_jsonl(handle, path), source=str(path))
+        by_id: dict[str, list[str]] = {}
+        by_text: dict[str, list[str]] = {}
+        bad = BadLines(path, strict=strict, report=report)
+        for number, record in json_object_lines(path, bad):
+            problem = _entry_problem(record)
+            if problem is not None:
+                bad.reject(number, problem)
+                continue
+            _add_entry(record, by_id, by_text)
+        bad.finish()
+        return cls(by_id, by_text, source=str(path))
 
     @classmethod
     def from_records(
         cls, records: Iterable[Mapping[str, Any]], *, source: str = "<memory>"
     ) -> PrecomputedKeywords:
+        """Entries from records already in memory; a bad one is a ``ValueError`` naming it."""
         by_id: dict[str, list[str]] = {}
         by_text: dict[str, list[str]] = {}
         for number, record in enumerate(records, start=1):
-            keywords = record.get("keywords")
-            if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
-                raise ValueError(f"{source}: record {number} needs `keywords` as a list of strings")
-            doc_id = record.get("_id", record.get("id"))
-            text = record.get("text")
-            if doc_id is None and text is None:
-                raise ValueError(f"{source}: record {number} has neither `_id` nor `text`")
-            if doc_id is not None:
-                by_id[str(doc_id)] = keywords
-            if isinstance(text, str):
-                by_text[text] = keywords
+            problem = _entry_problem(record)
+            if problem is not None:
+                raise ValueError(f"{source}: record {number}: {problem}")
+            _add_entry(record, by_id, by_text)
         return cls(by_id, by_text, source=source)
 
     def for_id(self, doc_id: str | int) -> tuple[str, ...] | None:
@@ -81,17 +89,26 @@ class PrecomputedKeywords:
         return isinstance(key, str) and self.lookup(key) is not None
 
 
-def _read_jsonl(handle: Iterable[str], path: Path) -> Iterable[dict[str, Any]]:
-    for line_number, line in enumerate(handle, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{line_number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(record, dict):
-            raise ValueError(f"{path}:{line_number}: expected a JSON object")
-        yield record
+def _entry_problem(record: Mapping[str, Any]) -> str | None:
+    """Why ``record`` cannot be an entry, or None when it can."""
+    keywords = record.get("keywords")
+    if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+        return "needs `keywords` as a list of strings"
+    if record.get("_id", record.get("id")) is None and not isinstance(record.get("text"), str):
+        return "has neither `_id` nor `text`"
+    return None
+
+
+def _add_entry(
+    record: Mapping[str, Any], by_id: dict[str, list[str]], by_text: dict[str, list[str]]
+) -> None:
+    keywords = list(record["keywords"])
+    doc_id = record.get("_id", record.get("id"))
+    if doc_id is not None:
+        by_id[str(doc_id)] = keywords
+    text = record.get("text")
+    if isinstance(text, str):
+        by_text[text] = keywords
 
 
 class PrecomputedLLMClient:

@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from sira_seek.corpus import ReadReport
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.precomputed import PrecomputedKeywords
 from sira_seek.llm.response import LLMError, LLMResponse
@@ -70,8 +71,12 @@ class PrecomputedExpander:
         self.table = table
 
     @classmethod
-    def from_file(cls, path: Path | str) -> PrecomputedExpander:
-        return cls(PrecomputedKeywords.from_jsonl(path))
+    def from_file(
+        cls, path: Path | str, *, strict: bool = True, report: ReadReport | None = None
+    ) -> PrecomputedExpander:
+        """Read an expansions JSONL; a bad line stops here (strict) or is skipped into
+        ``report``, before any query runs."""
+        return cls(PrecomputedKeywords.from_jsonl(path, strict=strict, report=report))
 
     def expand(self, query: QueryInput) -> Expansion:
         found = self.table.for_id(query.id) if query.id is not None else None

@@ -73,7 +73,7 @@ def test_precomputed_keywords_by_id_and_text(tmp_path: Path) -> None:
         ('{"_id": "a"}', "keywords"),
         ('{"keywords": ["x"]}', "neither"),
         ("[1, 2]", "JSON object"),
-        ("{oops", "not valid JSON"),
+        ("{oops", "line 2: not JSON"),
     ],
 )
 def test_precomputed_bad_lines_are_reported_with_their_number(
