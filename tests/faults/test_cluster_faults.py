@@ -155,7 +155,7 @@ def test_node_with_most_primaries_killed_mid_sync(
             tmp_path / "state",
             ["--from-jsonl", str(jsonl)],
             "--page-size",
-            "2",
+            "4",
             "--report",
             str(tmp_path / "report.json"),
         )
@@ -165,8 +165,15 @@ def test_node_with_most_primaries_killed_mid_sync(
         cluster.kill(victim)
         running_after_kill = proc.poll() is None
         print(f"  killed with {written_at_kill}/{len(docs)} enriched; running={running_after_kill}")
+        killed_at = time.monotonic()
         cluster.start(victim)  # rejoins (and recovers its copies) while the sync still writes
+        back_at = time.monotonic()
+        running_when_back = proc.poll() is None
         runs, first_rc = finish_with_resume(proc, cmd)
+        print(
+            f"  node back (green) {back_at - killed_at:.1f}s after the kill; sync done "
+            f"{time.monotonic() - killed_at:.1f}s after it (running when back: {running_when_back})"
+        )
         checked, lost, dup, bad = audit(backend, index, docs)
         wall_s = time.monotonic() - started
         fault_ledger.record(
@@ -227,7 +234,7 @@ def test_reads_keep_answering_with_one_node_down(
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(x for x in lines if '"_id": "hp' in x) + "\n", encoding="utf-8")
     queries = [
-        json.loads(x) for x in (wikimh_dir / "queries-hotpotqa.jsonl").read_text().splitlines()[:2]
+        json.loads(x) for x in (wikimh_dir / "queries-hotpotqa.jsonl").read_text().splitlines()[:1]
     ]
     expansions = wikimh_dir / "expansions-hotpotqa.strong-llm.jsonl"
     n_questions = 6
@@ -262,15 +269,19 @@ def test_reads_keep_answering_with_one_node_down(
             for r in up:
                 assert r.returncode == 0, (r.args[1], r.stderr[-1500:])
             cluster.kill(victim)
+            killed_at = time.monotonic()
             assert not cluster.alive(victim)
             down = run_all(reads("down"))
-            down_wall = time.monotonic() - started
+            down_s = time.monotonic() - killed_at
+            assert not cluster.alive(victim), "the node came back before the reads were done"
+        cluster.start(victim)
         failed = [r for r in down if r.returncode != 0 or "Traceback" in r.stderr]
         for r in failed:
             print(f"  FAILED with node {victim} down: {r.args[1]} {r.stderr[-800:]}")
         n_search = len(queries) * 2
         answered_up = _answered(tmp_path / "up.jsonl")
-        answered_down = _answered(tmp_path / "down.jsonl") if not failed else {}
+        down_ckpt = tmp_path / "down.jsonl"
+        answered_down = _answered(down_ckpt) if down_ckpt.exists() else {}
         lost_questions = n_questions - len(answered_down)
         fault_ledger.record(
             FaultRow(
@@ -283,7 +294,7 @@ def test_reads_keep_answering_with_one_node_down(
                 time.monotonic() - started,
             )
         )
-        print(f"  all reads done with node {victim} down after {down_wall:.1f}s")
+        print(f"  {len(down)} CLI runs with node {victim} down for {down_s:.1f}s, then restarted")
         assert not failed
         for before, after in zip(up[:n_search], down[:n_search], strict=True):
             assert _search_view(after) == _search_view(before), before.args[2:]
@@ -315,7 +326,7 @@ def test_rolling_restart_during_sync(
     cluster = opensearch_cluster
     backend = cluster.backend()
     index = new_index()
-    corpus, _, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 600)
+    corpus, _, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 400)
     try:
         report = ingest_corpus(backend, index, corpus, shards=5, replicas=1)
         assert report.written == len(docs) and not report.failed
