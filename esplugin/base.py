@@ -38,8 +38,9 @@ BULK_CHUNK = 500
 # Scores from index-wide term statistics: a ranking must not depend on the shard layout. On a
 # one-shard index both engines skip the extra DFS phase, so it costs nothing there.
 GLOBAL_STATS = "dfs_query_then_fetch"
-# Filters per counting search: far below both engines' bucket limit (search.max_buckets).
-FILTERS_PER_SEARCH = 2000
+# Filters per counting search: well below both engines' default bucket limit
+# (search.max_buckets, 65,535), so one search counts the windows of 1,000 phrases.
+FILTERS_PER_SEARCH = 10_000
 _CONTEXT_LOST = ("search_context_missing", "No search context found", "SearchContextMissing")
 
 
@@ -480,7 +481,7 @@ class RestBackend(ABC):
                 )
                 for i, (f, t) in enumerate(chunk)
             ]
-        return LiveDocFrequencies(doc_count=doc_count, counts=counts)
+        return LiveDocFrequencies(doc_count=doc_count, counts=counts, round_trips=len(chunks))
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
         raw = self.request("GET", f"/{quote(index)}/_settings")

@@ -95,6 +95,7 @@ class LiveDocFrequencies(BaseModel):
 
     doc_count: int = Field(description="Live documents in the index: |C|.")
     counts: list[TermCount] = Field(default_factory=list)
+    round_trips: int = Field(default=1, description="Engine requests the counting took.")
 
     def get(self, field: str, term: str) -> int:
         for c in self.counts:

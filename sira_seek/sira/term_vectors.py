@@ -60,4 +60,6 @@ def batch_term_statistics(
         )
         for text, per_text in zip(texts, analysed, strict=True)
     ]
-    return BatchTermStatistics(texts=out, doc_count=live.doc_count, round_trips=2)
+    return BatchTermStatistics(
+        texts=out, doc_count=live.doc_count, round_trips=1 + live.round_trips
+    )

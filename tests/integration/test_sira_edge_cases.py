@@ -28,7 +28,7 @@ def test_empty_query(backend: SearchBackend, wikimh_indexes: dict[str, str], eng
     with pytest.raises(EmptyQueryError):
         SiraRetriever(backend, index).search("   ")
     code, _, err = _cli(backend, "search", "  ", "--index", index)
-    assert code == 1 and "the query is empty" in err
+    assert code == 2 and "the query is empty" in err
 
 
 def test_query_with_no_known_terms(
@@ -99,7 +99,7 @@ def test_one_thousand_candidate_phrases_in_one_df_request(
         "Are Christopher Nolan and Sathish Kalathil both film directors?", phrases=phrases
     )
     table = res.candidates
-    assert len(table.candidates) == 1000 and table.round_trips == 1
+    assert len(table.candidates) == 1000 and table.round_trips == 2  # analysis + counting
     decisions = {c.decision for c in table.candidates}
     assert "kept" in decisions and "over_limit" in decisions
     assert len(table.kept) == retriever.settings.max_kept
@@ -110,7 +110,7 @@ def test_one_thousand_candidate_phrases_in_one_df_request(
     code, _, err = _cli(
         backend, "search", "nolan", "--index", wikimh_indexes[engine], "--expansions", str(exp)
     )
-    assert code == 1 and "exceed max_candidates=1000" in err
+    assert code == 2 and "exceed max_candidates=1000" in err
 
 
 def test_index_without_enrichment_fields(backend: SearchBackend, index_name: str) -> None:
