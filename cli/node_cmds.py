@@ -111,15 +111,28 @@ def _stopped_entry(
 @click.option("--version", "version", default=None)
 @click.option("--purge", is_flag=True, help="Also delete the node's data.")
 @click.option("--secure", is_flag=True, help="The secured node started with --secure.")
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the single node (1) or only the clusters of this many nodes; default: both.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was stopped as JSON.")
 @friendly_errors
 def node_down(
-    engine: str | None, version: str | None, purge: bool, secure: bool, as_json: bool
+    engine: str | None,
+    version: str | None,
+    purge: bool,
+    secure: bool,
+    nodes: int | None,
+    as_json: bool,
 ) -> None:
     """Stop local nodes and clusters started by `node up` (a cluster stops as one)."""
     settings = NodeSettings(secure=secure)
     singles = (
-        [LocalNode(settings, engine, version)]
+        []
+        if nodes is not None and nodes > 1
+        else [LocalNode(settings, engine, version)]
         if engine
         else [
             LocalNode(settings.model_copy(update={"secure": s.secure}), s.engine, s.version)
@@ -131,6 +144,7 @@ def node_down(
         for c in local_clusters(NodeSettings())
         if (engine is None or c.spec.engine == engine)
         and (version is None or c.spec.version == version)
+        and (nodes is None or c.size == nodes)
         and not secure
     ]
     report: list[dict[str, object]] = []
