@@ -349,8 +349,13 @@ class LocalCluster:
         self._save(state)
 
     def _wait(self, state: ClusterState, *, status: str, started: list[int]) -> None:
-        """Until every member has joined and health reaches ``status``; a member that exits
-        fails at once with the tail of its log."""
+        """Until every member started here answers on its own URL, all have joined and health
+        reaches ``status``; a member that exits fails at once with the tail of its log.
+
+        The started members' own answers matter when one was just SIGKILLed and relaunched:
+        the others have not noticed the loss yet, so health still says green with all nodes
+        (the dead one counted) while the new process is still booting.
+        """
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             for i in started:
@@ -364,6 +369,9 @@ class LocalCluster:
                             f"cluster member {node.name} exited with code {proc.returncode}",
                         )
                     )
+            if any(_get_json(state.nodes[i].url, "/") is None for i in started):
+                time.sleep(1.0)
+                continue
             body = self.health(
                 wait_for_nodes=self.size, wait_for_status=status, timeout="1s", local="false"
             )

@@ -15,6 +15,8 @@ import json
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -88,6 +90,15 @@ def urls_victim_first(cluster: ClusterHandle, victim: int) -> str:
     """All members' URLs with ``victim`` first: the host every fresh client tries first."""
     urls = cluster.urls
     return ",".join([urls[victim], *(u for i, u in enumerate(urls) if i != victim)])
+
+
+def member_answers(cluster: ClusterHandle, i: int) -> bool:
+    """Member ``i`` itself answers HTTP (not just some member of the cluster)."""
+    try:
+        with urllib.request.urlopen(cluster.node_url(i), timeout=10) as resp:  # noqa: S310
+            return bool(json.loads(resp.read()).get("name") == cluster.node_names()[i])
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
 
 
 def new_index() -> str:
@@ -169,6 +180,7 @@ def test_node_with_most_primaries_killed_mid_sync(
         cluster.start(victim)  # rejoins (and recovers its copies) while the sync still writes
         back_at = time.monotonic()
         running_when_back = proc.poll() is None
+        answers_when_back = member_answers(cluster, victim)
         runs, first_rc = finish_with_resume(proc, cmd)
         print(
             f"  node back (green) {back_at - killed_at:.1f}s after the kill; sync done "
@@ -190,6 +202,7 @@ def test_node_with_most_primaries_killed_mid_sync(
         counts = report_counts(tmp_path / "report.json")
         print(f"  runs {runs} (first exit {first_rc}), counts {counts}; wall {wall_s:.1f}s")
         assert running_after_kill, "the sync had ended before the kill: the scenario proved nothing"
+        assert answers_when_back, "start() returned before the restarted member answered"
         assert written_at_kill < len(docs) - 20, "the kill landed after the sync had written all"
         assert (lost, dup, bad) == (0, 0, 0)
     finally:
@@ -265,7 +278,9 @@ def test_reads_keep_answering_with_one_node_down(
                 ]  # fmt: skip
                 return [*searches, ask, qa]
 
+            up_started = time.monotonic()
             up = run_all(reads("up"))
+            up_s = time.monotonic() - up_started
             for r in up:
                 assert r.returncode == 0, (r.args[1], r.stderr[-1500:])
             cluster.kill(victim)
@@ -274,7 +289,9 @@ def test_reads_keep_answering_with_one_node_down(
             down = run_all(reads("down"))
             down_s = time.monotonic() - killed_at
             assert not cluster.alive(victim), "the node came back before the reads were done"
+        restart_started = time.monotonic()
         cluster.start(victim)
+        restart_s = time.monotonic() - restart_started
         failed = [r for r in down if r.returncode != 0 or "Traceback" in r.stderr]
         for r in failed:
             print(f"  FAILED with node {victim} down: {r.args[1]} {r.stderr[-800:]}")
@@ -294,7 +311,10 @@ def test_reads_keep_answering_with_one_node_down(
                 time.monotonic() - started,
             )
         )
-        print(f"  {len(down)} CLI runs with node {victim} down for {down_s:.1f}s, then restarted")
+        print(
+            f"  {len(down)} CLI runs: {up_s:.1f}s all up, {down_s:.1f}s with node {victim} down; "
+            f"restart to green {restart_s:.1f}s"
+        )
         assert not failed
         for before, after in zip(up[:n_search], down[:n_search], strict=True):
             assert _search_view(after) == _search_view(before), before.args[2:]
