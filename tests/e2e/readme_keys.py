@@ -1,0 +1,102 @@
+"""The JSON keys the README's "Scripting" table documents, read from the README itself, so the
+documentation and the commands cannot drift apart unnoticed.
+
+A table cell is read as a small grammar: a backticked name is a key; ``[{...}]`` or ``{...}``
+right after a key lists the keys of its items (or of its object); ``...`` means "and more"
+(the listed keys are then a subset); a CamelCase name (``SeekResult``) means "every field of
+that model"; the bare word ``measures`` means the default retrieval measures; flags
+(``--explain``) and parenthesised words are prose.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from sira_seek.evaluation.retrieval import DEFAULT_MEASURES
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+_TOKEN = re.compile(r"`([^`]+)`|\"([^\"]+)\"|(\[\{|\{|\}\]|\})|(\.\.\.)|\b(measures)\b")
+
+
+@dataclass
+class KeySpec:
+    """Documented keys of one JSON object (and of the objects nested under some of them)."""
+
+    keys: set[str] = field(default_factory=set)
+    open: bool = False  # "..." : the listed keys are a subset
+    models: list[str] = field(default_factory=list)  # "every field of this model" too
+    nested: dict[str, KeySpec] = field(default_factory=dict)
+
+
+def parse_cell(text: str) -> KeySpec:
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1]  # a JSON-like literal: {"engine", ..., "nodes": [{...}], ...}
+    tokens = list(_TOKEN.finditer(text))
+    spec, rest = _parse(tokens, 0)
+    assert rest == len(tokens), f"unbalanced braces in README cell: {text}"
+    return spec
+
+
+def _parse(tokens: list[re.Match[str]], i: int) -> tuple[KeySpec, int]:
+    spec = KeySpec()
+    last: str | None = None
+    while i < len(tokens):
+        name = tokens[i].group(1) or tokens[i].group(2)
+        brace, dots, measures = tokens[i].group(3), tokens[i].group(4), tokens[i].group(5)
+        i += 1
+        if brace in ("[{", "{"):
+            assert last is not None, "a nested object must follow its key"
+            spec.nested[last], i = _parse(tokens, i)
+        elif brace:
+            return spec, i
+        elif dots:
+            spec.open = True
+        elif measures:
+            spec.keys |= set(DEFAULT_MEASURES)
+        elif name and name.startswith("-"):
+            continue  # a flag mentioned in prose
+        elif name and re.fullmatch(r"[A-Z][A-Za-z]+", name):
+            spec.models.append(name)
+        elif name:
+            spec.keys.add(name)
+            last = name
+    return spec, i
+
+
+@cache
+def scripting_table() -> dict[str, str]:
+    """``command -> JSON keys cell`` of the README's Scripting table."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("| command | JSON keys |")
+    rows: dict[str, str] = {}
+    for line in text[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        command, cell = (part.strip() for part in line.strip().strip("|").split("|", 1))
+        rows[command.strip("`")] = cell
+    return rows
+
+
+def documented(command: str) -> KeySpec:
+    """The keys documented for ``command`` (``"eval retrieval"``, ``"sira-sync status"``...)."""
+    table = scripting_table()
+    if command.startswith("sira-sync"):
+        # One row for sira-sync: "the `RunReport` (...); `status`: ...; `migrate`: ..."
+        parts = table["sira-sync [run]"].split("; ")
+        subcommands = {"sira-sync run": parts[0]}
+        for part in parts[1:]:
+            label, cell = part.split(":", 1)
+            subcommands[f"sira-sync {label.strip().strip('`')}"] = cell
+        return parse_cell(subcommands[command])
+    if command.startswith("node "):
+        # "see above": the node entry is spelled out where `node status` is described.
+        text = README.read_text(encoding="utf-8")
+        found = re.search(r"`node status` take `--json`: `(\{.*?\})`", text, re.DOTALL)
+        assert found, "the README no longer spells out the node JSON entry"
+        return parse_cell(found.group(1))
+    return parse_cell(table[command])
