@@ -351,7 +351,7 @@ def test_rolling_restart_during_sync(
         report = ingest_corpus(backend, index, corpus, shards=5, replicas=1)
         assert report.written == len(docs) and not report.failed
         cluster.wait_for_health("green")
-        with StubOpenAIServer(default=StubReply(text=KEYWORDS_REPLY, delay_s=2.0)) as stub:
+        with StubOpenAIServer(default=StubReply(text=KEYWORDS_REPLY, delay_s=3.0)) as stub:
             cmd = cluster_sync_cmd(
                 index,
                 ",".join(cluster.urls),
@@ -391,6 +391,7 @@ def test_rolling_restart_during_sync(
         counts = report_counts(tmp_path / "report.json")
         print(f"  runs {runs} (first exit {first_rc}), counts {counts}; wall {wall_s:.1f}s")
         assert progress[0][2], "the sync had ended before the first stop: it proved nothing"
+        assert all(running for _, _, running in progress), "the sync ended mid-way: slow it down"
         assert progress[0][1] < len(docs) - 20
         assert (lost, dup, bad) == (0, 0, 0)
     finally:
