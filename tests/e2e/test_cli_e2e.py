@@ -55,8 +55,8 @@ def test_ingest_then_eval_as_a_user(
         first = run_cli(["ingest", str(tiny_beir), "--index", index, "--url", url])
         assert first.returncode == 0, first.stderr
         assert "3 written" in first.stdout and "2 bad records skipped" in first.stdout
-        assert "corpus.jsonl:2: not JSON" in first.stderr
-        assert "corpus.jsonl:4: missing _id" in first.stderr
+        assert "corpus.jsonl, line 2: not JSON" in first.stderr
+        assert "corpus.jsonl, line 4: missing _id" in first.stderr
         again = run_cli(["ingest", str(tiny_beir), "--index", index, "--url", url])
         assert "0 written, 3 unchanged" in again.stdout
         ev = run_cli(
