@@ -14,10 +14,18 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from sira_seek.evaluation.retrieval import DEFAULT_MEASURES
+from sira_seek.seek.results import SeekResult
+from sira_seek.sync.run_report import RunReport
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+
+MODELS: dict[str, type[BaseModel]] = {"SeekResult": SeekResult, "RunReport": RunReport}
+"""Models the table names for "every field of it"."""
 
 _TOKEN = re.compile(r"`([^`]+)`|\"([^\"]+)\"|(\[\{|\{|\}\]|\})|(\.\.\.)|\b(measures)\b")
 
@@ -100,3 +108,22 @@ def documented(command: str) -> KeySpec:
         assert found, "the README no longer spells out the node JSON entry"
         return parse_cell(found.group(1))
     return parse_cell(table[command])
+
+
+def check_keys(value: Any, spec: KeySpec, where: str, *, nonempty: set[str]) -> None:
+    """``value`` has every documented key, and no other unless the README says "...";
+    documented nested objects are checked too (lists named in ``nonempty`` must have items)."""
+    assert isinstance(value, dict), f"{where} is {type(value).__name__}, not an object"
+    actual = set(value)
+    model_keys = set().union(*(MODELS[m].model_fields for m in spec.models))
+    assert spec.keys <= actual, f"{where}: documented but absent: {sorted(spec.keys - actual)}"
+    if spec.models:
+        assert actual == spec.keys | model_keys, (where, sorted(actual ^ (spec.keys | model_keys)))
+    elif not spec.open:
+        assert actual == spec.keys, f"{where}: undocumented keys {sorted(actual - spec.keys)}"
+    for key, sub in spec.nested.items():
+        items = value[key] if isinstance(value[key], list) else [value[key]]
+        if key in nonempty:
+            assert items, f"{where}.{key} is empty: its documented keys went unchecked"
+        for n, item in enumerate(items):
+            check_keys(item, sub, f"{where}.{key}[{n}]", nonempty=nonempty)

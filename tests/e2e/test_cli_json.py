@@ -20,20 +20,15 @@ from typing import Any
 
 import pytest
 from cli_runner import BIN, run_cli
-from pydantic import BaseModel
-from readme_keys import KeySpec, documented
+from readme_keys import check_keys, documented
 
 from sira_seek.config import ClusterSettings
 from sira_seek.esplugin.registry import connect
-from sira_seek.seek.results import SeekResult
-from sira_seek.sync.run_report import RunReport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))
 from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
-
-MODELS: dict[str, type[BaseModel]] = {"SeekResult": SeekResult, "RunReport": RunReport}
 
 DOCS = {
     "d1": ("Arthur's Magazine", "Arthur's Magazine (1844-1846) was an American literary "
@@ -123,25 +118,6 @@ def run_sync(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 def _no_nan(constant: str) -> Any:
     raise AssertionError(f"{constant} is not JSON")
-
-
-def check_keys(value: Any, spec: KeySpec, where: str, *, nonempty: set[str]) -> None:
-    """``value`` has every documented key, and no other unless the README says "...";
-    documented nested objects are checked too (lists named in ``nonempty`` must have items)."""
-    assert isinstance(value, dict), f"{where} is {type(value).__name__}, not an object"
-    actual = set(value)
-    model_keys = set().union(*(MODELS[m].model_fields for m in spec.models))
-    assert spec.keys <= actual, f"{where}: documented but absent: {sorted(spec.keys - actual)}"
-    if spec.models:
-        assert actual == spec.keys | model_keys, (where, sorted(actual ^ (spec.keys | model_keys)))
-    elif not spec.open:
-        assert actual == spec.keys, f"{where}: undocumented keys {sorted(actual - spec.keys)}"
-    for key, sub in spec.nested.items():
-        items = value[key] if isinstance(value[key], list) else [value[key]]
-        if key in nonempty:
-            assert items, f"{where}.{key} is empty: its documented keys went unchecked"
-        for n, item in enumerate(items):
-            check_keys(item, sub, f"{where}.{key}[{n}]", nonempty=nonempty)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_cli
+from readme_keys import check_keys, documented
 
 from sira_seek.config import ClusterSettings
 from sira_seek.esplugin.registry import connect
@@ -40,6 +41,8 @@ def test_demo_prints_bm25_and_sira_side_by_side(
         )
         assert res.returncode == 0, res.stderr[-2000:]
         summary = json.loads(res.stdout)
+        # exactly the keys the README's Scripting table lists for `demo`
+        check_keys(summary, documented("demo"), "demo", nonempty={"runs"})
         rows = {run["name"]: run for run in summary["runs"]}
         assert set(rows) == {"bm25", "sira (strong-LLM expansions)"} and summary["seek"] == []
         assert rows["sira (strong-LLM expansions)"]["recall@10"] > rows["bm25"]["recall@10"]
