@@ -156,7 +156,9 @@ class PageEnricher:
             if hit is None:
                 continue  # deleted meanwhile: nothing to enrich
             again = self.reread(hit)
-            if again is not None:
+            if again is None:
+                self.counts.add("current_on_reread")
+            else:
                 fresh.append(again)
         if fresh:
             self.enrich(fresh, attempt + 1)

@@ -23,9 +23,16 @@ class RunCounts(BaseModel):
     failed: int = Field(default=0, description="Malformed/failed answers recorded, not written.")
     no_input: int = Field(default=0, description="No precomputed record for the document.")
     conflicts: int = Field(default=0, description="409s: changed mid-run, re-read.")
+    current_on_reread: int = Field(
+        default=0,
+        description="409 re-reads that found the document already current: another writer's "
+        "work, or this run's own write applied before a retried request (a node was lost).",
+    )
     write_errors: int = 0
     scan_restarts: int = Field(
-        default=0, description="Point in time expired during a long page; scanned again."
+        default=0,
+        description="The scan's point in time was lost (expired during a long page, or a node "
+        "holding it left); scanned again.",
     )
     phrases_proposed: int = 0
     phrases_kept: int = 0

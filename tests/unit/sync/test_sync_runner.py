@@ -88,6 +88,24 @@ def test_doc_changed_mid_run_is_reread_not_clobbered(
     assert report.counts.write_errors == 0
 
 
+def test_own_write_applied_before_a_retry_is_counted_not_lost(
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
+) -> None:
+    """A node lost mid-bulk: the client retries a request whose first attempt was applied, so
+    the guarded writes answer 409 and the re-read finds the documents already current."""
+
+    def first_attempt_lands(index: InMemoryBackend, updates) -> None:
+        index.bulk_partial_update(index.index, list(updates))
+
+    memory_index.before_bulk = first_attempt_lands
+    report = _run(memory_index, _source(tmp_path), settings)
+    first_page = report.counts.conflicts
+    assert first_page > 0 and report.counts.current_on_reread == first_page
+    assert report.counts.enriched + report.counts.current_on_reread == 20
+    assert report.counts.write_errors == 0
+    assert all(d.source["sira_sync"]["status"] == "enriched" for d in memory_index.docs.values())
+
+
 def test_malformed_record_is_recorded_never_written_and_retried(
     memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
 ) -> None:
