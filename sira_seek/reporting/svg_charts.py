@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 PALETTE = ("#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2", "#97bbf5")
@@ -130,26 +131,90 @@ def win_loss(deltas: list[tuple[str, float]], title: str) -> str:
     return _frame("".join(body), title)
 
 
-def histogram(series: dict[str, list[float]], title: str, x_label: str, bins: int = 20) -> str:
-    """Overlaid step histograms (latency, tokens)."""
+LOG_SPAN = 100.0
+"""Positive samples whose largest is at least this many times the smallest get a log x axis:
+a linear one would squeeze the fast runs (BM25, SIRA: milliseconds) into its first bin beside
+a CPU model's seconds."""
+
+
+def histogram(
+    series: dict[str, list[float]],
+    title: str,
+    x_label: str,
+    bins: int = 20,
+    *,
+    log_x: bool | None = None,
+) -> str:
+    """Overlaid step histograms (latency, tokens).
+
+    ``log_x=None`` picks a log axis when the positive samples span ``LOG_SPAN`` or more (its
+    ticks are powers of ten, its bins equal in log space, whole decades); ``True`` forces it
+    (non-positive samples cannot be placed on it and are left out, with a note), ``False``
+    keeps the linear axis.
+    """
     values = [v for vals in series.values() for v in vals]
     if not values:
         return _frame(
             f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle">no samples</text>', title
         )
+    if log_x is None:
+        log_x = min(values) > 0 and max(values) >= LOG_SPAN * min(values)
+    if log_x:
+        return _log_histogram(series, title, x_label, bins)
     lo, hi = min(values), max(values)
     span = (hi - lo) or 1.0
     counts = {n: [0] * bins for n in series}
     for name, vals in series.items():
         for v in vals:
             counts[name][min(int((v - lo) / span * bins), bins - 1)] += 1
-    c_max = max(max(c) for c in counts.values()) or 1
+    ticks = [
+        (PAD + i * (W - PAD - 20) / bins, f"{lo + span * i / bins:.3g}")
+        for i in range(0, bins + 1, max(bins // 5, 1))
+    ]
+    return _step_histogram(counts, ticks, title, x_label)
+
+
+def _log_histogram(series: dict[str, list[float]], title: str, x_label: str, bins: int) -> str:
+    """Bins equal in log10 over whole decades, so every tick is a power of ten."""
+    positive = {n: [v for v in vals if v > 0] for n, vals in series.items()}
+    dropped = sum(len(vals) for vals in series.values()) - sum(len(v) for v in positive.values())
+    flat = [v for vals in positive.values() for v in vals]
+    if not flat:
+        return _frame(
+            f'<text x="{W / 2}" y="{H / 2}" text-anchor="middle">no positive samples</text>',
+            title,
+        )
+    lo_e = math.floor(math.log10(min(flat)))
+    hi_e = max(math.ceil(math.log10(max(flat))), lo_e + 1)
+    decades = hi_e - lo_e
+    bins = max(bins // decades, 1) * decades  # a whole number of bins per decade
+    counts = {n: [0] * bins for n in positive}
+    for name, vals in positive.items():
+        for v in vals:
+            pos = (math.log10(v) - lo_e) / decades
+            counts[name][min(int(pos * bins), bins - 1)] += 1
+    plot = W - PAD - 20
+    ticks = [(PAD + plot * i / decades, _power_of_ten(lo_e + i)) for i in range(decades + 1)]
+    note = f", {dropped} samples of 0 or less left out" if dropped else ""
+    return _step_histogram(counts, ticks, title, f"{x_label} (log scale{note})")
+
+
+def _power_of_ten(exponent: int) -> str:
+    """``1``, ``10``, ``1000``, ``0.01``: plain numbers a reader can compare at a glance."""
+    return str(10**exponent) if exponent >= 0 else f"{10.0**exponent:g}"
+
+
+def _step_histogram(
+    counts: dict[str, list[int]], ticks: list[tuple[float, str]], title: str, x_label: str
+) -> str:
+    bins = len(next(iter(counts.values()), [])) or 1
+    c_max = max((max(c) for c in counts.values() if c), default=0) or 1
     bw = (W - PAD - 20) / bins
     body = [_axes(c_max, "count")]
-    for i in range(0, bins + 1, max(bins // 5, 1)):
+    for x, text in ticks:
         body.append(
-            f'<text x="{PAD + i * bw:.1f}" y="{H - PAD + 16}" font-size="10" '
-            f'text-anchor="middle">{lo + span * i / bins:.3g}</text>'
+            f'<text x="{x:.1f}" y="{H - PAD + 16}" font-size="10" '
+            f'text-anchor="middle">{escape(text)}</text>'
         )
     body.append(_x_label(x_label))
     for name, cs in counts.items():
@@ -161,7 +226,7 @@ def histogram(series: dict[str, list[float]], title: str, x_label: str, bins: in
             f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color_of(name)}" '
             f'stroke-width="2"><title>{escape(name)}</title></polyline>'
         )
-    return _frame("".join(body) + legend(list(series)), title)
+    return _frame("".join(body) + legend(list(counts)), title)
 
 
 def _x_label(text: str) -> str:
