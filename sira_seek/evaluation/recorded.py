@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ir_measures import Measure
 
@@ -28,12 +28,16 @@ def recorded_run(
     name: str | None = None,
     log_prefix: str | None = None,
     measures: Mapping[str, Measure] | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> RunRecord:
     """Run ``method`` query by query, timing each; log every query when given a log prefix.
 
     Slower than the batched ``evaluate_*`` functions (one request per query) but the per-query
     latencies are real, not a batch divided by its size. Scored by the same ``score_run`` as
     the batched path (``measures``: default nDCG@10, R@10, R@100).
+
+    ``on_progress(n)`` reports ``n`` more judged queries done, once per query in total: for
+    SIRA as each expansion arrives (the slow LLM part), for BM25 after each search.
     """
     judged = [q for q in queries if q.id in qrels]
     latencies: list[float] = []
@@ -53,6 +57,7 @@ def recorded_run(
             judged,
             expander=expander,  # type: ignore[arg-type]
             settings=sira_settings,
+            on_progress=on_progress,
         )
         logger = QueryLogger(backend, prefix=log_prefix) if log_prefix else None
         for query, result in zip(judged, results, strict=True):
@@ -90,6 +95,8 @@ def recorded_run(
         found = backend.search(index, {**bm25_query(query.text), "size": DEPTH, "_source": False})
         latencies.append((time.perf_counter() - start) * 1000)
         run[query.id] = {h.id: h.score for h in found.hits}
+        if on_progress is not None:
+            on_progress(1)
     return build_run_record(
         name or "bm25",
         "bm25",

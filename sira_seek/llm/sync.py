@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -17,6 +17,9 @@ from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 
 T = TypeVar("T")
+
+DEFAULT_PROGRESS_CONCURRENCY = 16
+"""Requests in flight when progress is asked for and no concurrency is given (as LLMExpander)."""
 
 
 class SyncLLMClient:
@@ -40,9 +43,45 @@ class SyncLLMClient:
         return self._run(self.client.generate(request))
 
     def generate_many(
-        self, requests: Sequence[LLMRequest], concurrency: int | None = None
+        self,
+        requests: Sequence[LLMRequest],
+        concurrency: int | None = None,
+        *,
+        on_done: Callable[[int], None] | None = None,
     ) -> list[LLMResponse | LLMError]:
-        return self._run(self.client.generate_many(requests, concurrency))
+        """Answer all requests, in input order; failures become ``LLMError`` records.
+
+        ``on_done(1)`` fires as each request finishes (answered or failed), so a caller can
+        show progress over a long batch (a CPU model takes seconds per call). It runs on the
+        client's loop thread. With it, each request goes through the client's own
+        ``generate_many`` one at a time, at most ``concurrency`` (default
+        ``DEFAULT_PROGRESS_CONCURRENCY``) in flight, so failures are recorded exactly as in
+        one batch.
+        """
+        if on_done is None:
+            return self._run(self.client.generate_many(requests, concurrency))
+        return self._run(self._generate_reporting(requests, concurrency, on_done))
+
+    async def _generate_reporting(
+        self,
+        requests: Sequence[LLMRequest],
+        concurrency: int | None,
+        on_done: Callable[[int], None],
+    ) -> list[LLMResponse | LLMError]:
+        limit = concurrency or DEFAULT_PROGRESS_CONCURRENCY
+        if limit < 1:
+            raise ValueError("concurrency must be at least 1")
+        semaphore = asyncio.Semaphore(limit)
+
+        async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError:
+            async with semaphore:
+                (outcome,) = await self.client.generate_many([request], 1)
+            if isinstance(outcome, LLMError):
+                outcome = outcome.model_copy(update={"request_index": index})
+            on_done(1)
+            return outcome
+
+        return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
 
     def close(self) -> None:
         if self._loop.is_closed():

@@ -68,7 +68,9 @@ class SeekSession:
         concurrency: int = 4,
         checkpoint: Path | str | None = None,
         on_result: Callable[[SeekResult], None] | None = None,
+        on_start: Callable[[int, int], None] | None = None,
     ) -> BatchReport:
+        """``run_questions`` on this session's pipeline (see there for the two callbacks)."""
         s = self.pipeline.settings
         ckpt = (
             SeekCheckpoint(
@@ -78,7 +80,12 @@ class SeekSession:
             else None
         )
         return await run_questions(
-            self.pipeline, questions, concurrency=concurrency, checkpoint=ckpt, on_result=on_result
+            self.pipeline,
+            questions,
+            concurrency=concurrency,
+            checkpoint=ckpt,
+            on_result=on_result,
+            on_start=on_start,
         )
 
     async def aclose(self) -> None:

@@ -55,11 +55,16 @@ async def run_questions(
     concurrency: int = 4,
     checkpoint: SeekCheckpoint | None = None,
     on_result: Callable[[SeekResult], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
 ) -> BatchReport:
     """Answer every question; at most ``concurrency`` in flight.
 
     Questions finished in ``checkpoint`` are taken from it; every new result, success or
     failure, is appended to it as soon as it exists.
+
+    For progress displays: ``on_start(to_ask, resumed)`` fires once before the first question
+    runs (how many will be asked, how many came from the checkpoint), then ``on_result`` once
+    per asked question as it finishes, so a bar can size itself and report failures.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -83,6 +88,8 @@ async def run_questions(
             return result
 
     todo = [q for q in questions if q.id not in done]
+    if on_start is not None:
+        on_start(len(todo), len(questions) - len(todo))
     fresh = await asyncio.gather(*(one(q) for q in todo))
     by_id = {**done, **{r.id: r for r in fresh}}
     return BatchReport(

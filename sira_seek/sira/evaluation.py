@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ir_measures import Measure
 
@@ -26,13 +26,19 @@ def sira_results(
     *,
     expander: QueryExpander | None,
     settings: SiraSettings | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> list[SiraResult]:
-    """Full results (hits, DSL, candidates, timings, LLM calls) for the top 100 of every query."""
+    """Full results (hits, DSL, candidates, timings, LLM calls) for the top 100 of every query.
+
+    ``on_progress(n)``: ``n`` more queries expanded (see ``SiraRetriever.search_many``).
+    """
     from .retriever import SiraRetriever
 
     settings = (settings or SiraSettings()).model_copy(update={"size": EVAL_DEPTH})
     retriever = SiraRetriever(backend, index, settings=settings, expander=expander)
-    return retriever.search_many([QueryInput(text=q.text, id=q.id) for q in queries])
+    return retriever.search_many(
+        [QueryInput(text=q.text, id=q.id) for q in queries], on_progress=on_progress
+    )
 
 
 def sira_run(
@@ -42,9 +48,12 @@ def sira_run(
     *,
     expander: QueryExpander | None,
     settings: SiraSettings | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> Run:
     """qid -> {doc_id: score} for the top 100 of every query."""
-    results = sira_results(backend, index, queries, expander=expander, settings=settings)
+    results = sira_results(
+        backend, index, queries, expander=expander, settings=settings, on_progress=on_progress
+    )
     return {q.id: {h.id: h.score for h in r.hits} for q, r in zip(queries, results, strict=True)}
 
 

@@ -8,6 +8,7 @@ plain BM25 and the result says why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -58,8 +59,15 @@ class QueryExpander(Protocol):
     """Anything that turns queries into candidate phrases."""
 
     def expand_many(
-        self, queries: list[QueryInput], *, categories: bool = False
-    ) -> list[Expansion]: ...
+        self,
+        queries: list[QueryInput],
+        *,
+        categories: bool = False,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> list[Expansion]:
+        """One expansion per query, in order; ``on_progress(n)`` reports ``n`` more queries
+        expanded (in total once per query), for a progress display over slow LLM calls."""
+        ...
 
     def close(self) -> None: ...
 
@@ -87,9 +95,16 @@ class PrecomputedExpander:
         return Expansion(phrases=clean_phrases(found), source="precomputed")
 
     def expand_many(
-        self, queries: list[QueryInput], *, categories: bool = False
+        self,
+        queries: list[QueryInput],
+        *,
+        categories: bool = False,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[Expansion]:
-        return [self.expand(q) for q in queries]
+        found = [self.expand(q) for q in queries]
+        if on_progress is not None and found:
+            on_progress(len(found))  # a table lookup: all at once
+        return found
 
     def close(self) -> None:
         return None
@@ -153,8 +168,13 @@ class LLMExpander:
         return cls(client, chat=chat, task=task, max_phrases=max_phrases, concurrency=concurrency)
 
     def expand_many(
-        self, queries: list[QueryInput], *, categories: bool = False
+        self,
+        queries: list[QueryInput],
+        *,
+        categories: bool = False,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[Expansion]:
+        """``on_progress(1)`` as each query's LLM call finishes (answered or failed)."""
         requests = [
             enrichment_request(
                 q.text,
@@ -166,7 +186,7 @@ class LLMExpander:
             )
             for q in queries
         ]
-        outcomes = self.sync.generate_many(requests, self.concurrency)
+        outcomes = self.sync.generate_many(requests, self.concurrency, on_done=on_progress)
         out: list[Expansion] = []
         for outcome in outcomes:
             call = call_record(outcome)

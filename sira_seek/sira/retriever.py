@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from sira_seek.backend import SearchBackend, SearchResult
@@ -133,15 +133,21 @@ class SiraRetriever:
         )
 
     # -- stages ----------------------------------------------------------------------------
-    def _expand(self, queries: list[QueryInput]) -> tuple[list[Expansion], float]:
+    def _expand(
+        self, queries: list[QueryInput], on_progress: Callable[[int], None] | None = None
+    ) -> tuple[list[Expansion], float]:
         started = time.perf_counter()
         if self.expander is None:
+            if on_progress is not None and queries:
+                on_progress(len(queries))
             return [
                 Expansion(source="none", note="no LLM or expansions given: plain BM25")
                 for _ in queries
             ], 0.0
         wants_categories = self.profile.category_field is not None
-        found = self.expander.expand_many(queries, categories=wants_categories)
+        found = self.expander.expand_many(
+            queries, categories=wants_categories, on_progress=on_progress
+        )
         return found, _ms(started) / max(1, len(queries))
 
     def _ground(
@@ -253,14 +259,23 @@ class SiraRetriever:
         )
         return result.model_copy(update={"params": dict(self.params)})
 
-    def search_many(self, queries: Sequence[QueryInput], *, batch: int = 50) -> list[SiraResult]:
+    def search_many(
+        self,
+        queries: Sequence[QueryInput],
+        *,
+        batch: int = 50,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> list[SiraResult]:
         """Many queries: LLM calls batched, one DF check per query, searches via ``_msearch``.
 
         ``search_ms`` is the batch's wall time shared equally by its queries.
+        ``on_progress(n)`` reports ``n`` more queries expanded, once per query in total: the
+        LLM calls are what takes minutes (seconds each on a CPU model); grounding and search
+        that follow take milliseconds per query.
         """
         prepared = [self._prepare(q.text) for q in queries]
         inputs = [QueryInput(text=t, id=q.id) for (t, _), q in zip(prepared, queries, strict=True)]
-        expansions, per_query_llm_ms = self._expand(inputs)
+        expansions, per_query_llm_ms = self._expand(inputs, on_progress)
         staged: list[_Staged] = []
         for query, (text, notes), expansion in zip(inputs, prepared, expansions, strict=True):
             timings = Timings(expansion_ms=per_query_llm_ms)
