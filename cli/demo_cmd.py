@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tqdm import tqdm
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
@@ -35,6 +34,7 @@ from .options import (
     no_progress_option,
     show_progress,
 )
+from .progress import QuestionBar, StatusLine, count_lines, progress_bar
 
 
 @click.command()
@@ -95,14 +95,17 @@ def demo(
     data = data or default_data_dir() / "wikimh"
     if not (data / "corpus.jsonl").exists():
         raise BadInput(f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA")
+    progress = show_progress(no_progress=no_progress, as_json=as_json)
     if url is None:
         click.echo(f"[1/3] starting a local {engine} node ...", err=True)
-        url = LocalNode(NodeSettings(), engine).up().url
+        with StatusLine(enabled=progress) as status:
+            url = LocalNode(NodeSettings(), engine).up(on_status=status).url
     backend = connect(ClusterSettings(url=url))
     click.echo(f"      {backend.info.engine} {backend.info.version} at {url}", err=True)
     click.echo(f"[2/3] ingesting {data} into {index} ...", err=True)
-    progress = show_progress(no_progress=no_progress, as_json=as_json)
-    with tqdm(desc="ingest", unit="doc", disable=not progress) as bar:
+    with progress_bar(
+        desc="ingest", total=count_lines(data / "corpus.jsonl"), unit="doc", enabled=progress
+    ) as bar:
         report = ingest_corpus(backend, index, data, on_progress=bar.update)
     click.echo(
         f"      {report.written} written, {report.unchanged} unchanged, "
@@ -113,22 +116,33 @@ def demo(
     queries = read_queries(data / "queries-hotpotqa.jsonl")
     qrels = read_qrels(data / "qrels-hotpotqa.tsv")
     out.mkdir(parents=True, exist_ok=True)
-    records = [recorded_run(backend, index, queries, qrels, method="bm25", name="bm25")]
+    judged = sum(1 for q in queries if q.id in qrels)
+    with progress_bar(desc="bm25", total=judged, unit="query", enabled=progress) as bar:
+        records = [
+            recorded_run(
+                backend, index, queries, qrels, method="bm25", name="bm25", on_progress=bar.update
+            )
+        ]
     for name, expander in _expanders(data, llm_spec, cpu_llm):
         slow = " (one CPU LLM call per question: minutes the first time, cached after)"
         click.echo(f"      SIRA with {name} ...{slow if 'CPU' in name else ''}", err=True)
         try:
-            records.append(
-                recorded_run(
-                    backend,
-                    index,
-                    queries,
-                    qrels,
-                    method="sira",
-                    expander=expander,
-                    name=f"sira ({name})",
+            # The bar counts expansions: for a live LLM these are the calls that take the time.
+            with progress_bar(
+                desc=f"sira ({name})", total=judged, unit="query", enabled=progress
+            ) as bar:
+                records.append(
+                    recorded_run(
+                        backend,
+                        index,
+                        queries,
+                        qrels,
+                        method="sira",
+                        expander=expander,
+                        name=f"sira ({name})",
+                        on_progress=bar.update,
+                    )
                 )
-            )
         finally:
             expander.close()
     rows = {r.name: {**r.metrics, "queries": len(r.per_query)} for r in records}
@@ -143,7 +157,7 @@ def demo(
         "llamacpp:gemma3-270m" if cpu_llm or (cpu_llm is None and _cpu_model_installed()) else None
     )
     seek_rows = (
-        _seek_answers(backend, index, data, seek_spec, seek_questions)
+        _seek_answers(backend, index, data, seek_spec, seek_questions, progress=progress)
         if seek_spec and seek_questions > 0
         else []
     )
@@ -224,7 +238,7 @@ def _expanders(
 
 
 def _seek_answers(
-    backend: SearchBackend, index: str, data: Path, llm_spec: str, limit: int
+    backend: SearchBackend, index: str, data: Path, llm_spec: str, limit: int, *, progress: bool
 ) -> list[dict[str, Any]]:
     """A few wikimh questions answered with SEEK (BM25 retrieval), with the filled sketch."""
     qa = data / "qa-hotpotqa.jsonl"
@@ -239,13 +253,17 @@ def _seek_answers(
             retriever=BM25Retriever(backend, index), llm_spec=llm_spec, settings=settings
         )
         try:
-            report = await session.answer_many(questions, concurrency=2)
+            report = await session.answer_many(
+                questions, concurrency=2, on_result=bar.result if progress else None
+            )
             return list(report.results)
         finally:
             await session.aclose()
 
     rows: list[dict[str, object]] = []
-    for result in asyncio.run(run()):
+    with QuestionBar(desc="SEEK", total=len(questions), enabled=progress) as bar:
+        answered = asyncio.run(run())
+    for result in answered:
         rows.append(
             {
                 "question": result.question,

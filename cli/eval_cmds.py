@@ -29,8 +29,11 @@ from .options import (
     echo_skipped,
     friendly_errors,
     json_option,
+    no_progress_option,
+    show_progress,
     strict_option,
 )
+from .progress import progress_bar
 from .search_cmd import build_expander, sira_options, sira_settings
 
 
@@ -94,6 +97,7 @@ def finite_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
 @sira_options
 @strict_option
 @json_option("Print the metrics (and `queries`) as one JSON object.")
+@no_progress_option
 @click.option(
     "--save-run",
     type=click.Path(path_type=Path),
@@ -134,6 +138,7 @@ def eval_retrieval(
     task: str | None,
     strict: bool,
     as_json: bool,
+    no_progress: bool,
     save_run: Path | None,
     run_name: str | None,
     run_file: Path | None,
@@ -157,12 +162,23 @@ def eval_retrieval(
     )
     if method == "sira" and expander is None:
         raise click.UsageError("--method sira needs --expansions FILE or --llm SPEC")
+    judged = [q for q in all_queries if q.id in judgements]
+    bar: Any = None
     try:
         backend = backend_from_options(kw)
         if not backend.index_exists(index):
             raise click.ClickException(
                 f"index {index!r} does not exist: run `sira-seek ingest` first"
             )
+        # A bar where queries go one by one (SIRA's LLM calls, a recorded run); the batched
+        # BM25 run takes a few requests in all.
+        bar = progress_bar(
+            desc=run_name or method,
+            total=len(judged),
+            unit="query",
+            enabled=show_progress(no_progress=no_progress, as_json=as_json)
+            and (method == "sira" or save_run is not None or log_queries),
+        )
         run: Run
         if save_run is not None or log_queries:
             record = recorded_run(
@@ -176,15 +192,24 @@ def eval_retrieval(
                 name=run_name or method,
                 log_prefix=log_prefix if log_queries else None,
                 measures=measure_map,
+                on_progress=bar.update,
             )
+            bar.close()
             metrics = {**record.metrics, "queries": len(record.per_query)}
             run = record.ranking
             if save_run is not None:
                 record.save(save_run)
         else:
-            judged = [q for q in all_queries if q.id in judgements]
             if expander is not None:
-                run = sira_run(backend, index, judged, expander=expander, settings=settings)
+                run = sira_run(
+                    backend,
+                    index,
+                    judged,
+                    expander=expander,
+                    settings=settings,
+                    on_progress=bar.update,
+                )
+                bar.close()
             else:
                 run = bm25_run(backend, index, judged)
             metrics = {**evaluate_run(run, judgements, measure_map), "queries": len(judged)}
@@ -194,6 +219,8 @@ def eval_retrieval(
             except ValueError as exc:
                 raise BadInput(str(exc)) from None
     finally:
+        if bar is not None:
+            bar.close()
         if expander is not None:
             expander.close()
     metrics = finite_metrics(metrics)

@@ -24,7 +24,6 @@ from sira_seek.evaluation.qa_metrics import (
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import read_questions
-from sira_seek.seek.results import SeekResult
 
 from .exit_codes import BadInput, PartialFailure
 from .options import (
@@ -36,13 +35,9 @@ from .options import (
     show_progress,
     strict_option,
 )
+from .progress import QuestionBar
 from .qa_score import format_table, qa_json
 from .seek_options import SeekChoices, index_option, seek_options
-
-
-def _progress(result: SeekResult) -> None:
-    status = f"ERROR {result.error}" if result.error else repr(result.answer)
-    click.echo(f"[{result.id}] {result.timings.total_s:.1f}s {status}", err=True)
 
 
 @click.command("qa")
@@ -113,30 +108,34 @@ def eval_qa(
     settings = seek.settings()
     found = seek.make_retriever(index, cluster)
 
-    async def run() -> BatchReport:
+    async def run(bar: QuestionBar) -> tuple[BatchReport, dict[str, Any]]:
         session = seek.open_session(found, settings)
         try:
+            # The bar (rate, ETA, failed=N) replaces a line per question; failures still get
+            # their own line above it.
             report = await session.answer_many(
                 questions,
                 concurrency=concurrency,
                 checkpoint=checkpoint,
-                on_result=_progress if progress else None,
+                on_result=bar.result if progress else None,
+                on_start=bar.start if progress else None,
             )
         finally:
             await session.aclose()
-        usage = session.ledger.summary()
-        click.echo(
-            f"{report.answered} answered ({report.failed} failed), {report.resumed} resumed "
-            f"from checkpoint, {report.wall_s:.1f}s; LLM calls {usage['calls']}, "
-            f"completion tokens {usage['completion_tokens']}",
-            err=True,
-        )
-        return report
+        return report, dict(session.ledger.summary())
 
     try:
-        report = asyncio.run(run())
+        with QuestionBar(desc="eval qa", total=len(questions), enabled=progress) as bar:
+            report, usage = asyncio.run(run(bar))
     except CheckpointMismatchError as exc:
         raise BadInput(str(exc)) from None
+    # After the bar is closed, so the summary gets a line of its own.
+    click.echo(
+        f"{report.answered} answered ({report.failed} failed), {report.resumed} resumed "
+        f"from checkpoint, {report.wall_s:.1f}s; LLM calls {usage['calls']}, "
+        f"completion tokens {usage['completion_tokens']}",
+        err=True,
+    )
     if predictions_out is not None:
         predictions_out.parent.mkdir(parents=True, exist_ok=True)
         with predictions_out.open("w", encoding="utf-8") as handle:

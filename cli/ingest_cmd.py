@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tqdm import tqdm
 
 from sira_seek.corpus import ReadReport, corpus_file, read_corpus
 from sira_seek.ingest import ingest_corpus
@@ -21,6 +20,7 @@ from .options import (
     no_progress_option,
     show_progress,
 )
+from .progress import count_lines, progress_bar
 
 
 @click.command()
@@ -65,10 +65,14 @@ def ingest(
     backend = backend_from_options(kw)
     if recreate:
         backend.delete_index(index)
-    with tqdm(
+    progress = show_progress(no_progress=no_progress, as_json=as_json)
+    # The file's line count gives the bar a total, hence an ETA (blank or bad lines are never
+    # sent, so a file with some ends short of 100%).
+    with progress_bar(
         desc=f"ingest {index}",
+        total=count_lines(corpus_file(path)) if progress else None,
         unit="doc",
-        disable=not show_progress(no_progress=no_progress, as_json=as_json),
+        enabled=progress,
     ) as bar:
         report = ingest_corpus(
             backend, index, path, shards=shards, replicas=replicas, on_progress=bar.update

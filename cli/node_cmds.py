@@ -16,7 +16,8 @@ from sira_seek.esplugin.cluster import (
 from sira_seek.esplugin.local_cluster import DEFAULT_CLUSTER_HEAP, LocalCluster
 from sira_seek.esplugin.local_node import LocalNode
 
-from .options import friendly_errors
+from .options import friendly_errors, no_progress_option, show_progress
+from .progress import StatusLine
 
 ENGINES = click.Choice(["opensearch", "elasticsearch"])
 
@@ -54,6 +55,7 @@ def node() -> None:
     "its security plugin). Single node only.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the node(s) as JSON.")
+@no_progress_option
 @friendly_errors
 def node_up(
     engine: str,
@@ -63,9 +65,11 @@ def node_up(
     heap: str | None,
     secure: bool,
     as_json: bool,
+    no_progress: bool,
 ) -> None:
     """Start a node or cluster (or reuse the running one) and print ONE URL (the first
     node's; sira-seek itself uses every node's)."""
+    progress = show_progress(no_progress=no_progress, as_json=as_json)
     if size > 1:
         cluster = LocalCluster(
             NodeSettings(secure=secure), engine, version, size=size, heap=heap, base_port=port
@@ -76,14 +80,17 @@ def node_up(
                 "(first run downloads it) ...",
                 err=True,
             )
-        deployment = LocalDeployment.from_cluster(cluster.up())
+        with StatusLine(enabled=progress) as status:
+            started = cluster.up(on_status=status)
+        deployment = LocalDeployment.from_cluster(started)
         click.echo(deployment.model_dump_json(indent=2) if as_json else deployment.url)
         return
     settings = NodeSettings(http_port=port, heap=heap or "512m", secure=secure)
     local = LocalNode(settings, engine, version)
     if local.running() is None:
         click.echo(f"starting {engine} {local.spec.version} (first run downloads it) ...", err=True)
-    state = local.up()
+    with StatusLine(enabled=progress) as status:
+        state = local.up(on_status=status)
     click.echo(LocalDeployment.from_node(state).model_dump_json(indent=2) if as_json else state.url)
     creds = local.credentials()
     if creds is not None:

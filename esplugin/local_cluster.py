@@ -25,7 +25,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from .local_node import (
     prepare_node_dir,
     service_user,
     spawn_node,
+    starting_status,
 )
 
 log = logging.getLogger(__name__)
@@ -192,13 +193,16 @@ class LocalCluster:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def up(self) -> ClusterState:
+    def up(self, on_status: Callable[[str], None] | None = None) -> ClusterState:
         """Start the cluster, or complete the running one (members found dead are restarted),
-        and wait until all ``size`` nodes have joined and health is at least yellow."""
-        with self._locked():
-            return self._up()
+        and wait until all ``size`` nodes have joined and health is at least yellow.
 
-    def _up(self) -> ClusterState:
+        ``on_status`` hears each download and "starting ..., waited Ns" about once a second.
+        """
+        with self._locked():
+            return self._up(on_status)
+
+    def _up(self, on_status: Callable[[str], None] | None = None) -> ClusterState:
         state = self.state()
         if state is not None and len(state.nodes) != self.size:
             if any(n.alive() for n in state.nodes):
@@ -212,8 +216,8 @@ class LocalCluster:
             self._save(state)
         dead = [i for i, n in enumerate(state.nodes) if not n.alive()]
         if dead:
-            self._launch(state, dead)
-        self._wait(state, status="yellow", started=dead)
+            self._launch(state, dead, on_status)
+        self._wait(state, status="yellow", started=dead, on_status=on_status)
         return self._record_pids(state)
 
     def start_node(self, i: int, *, status: str = "green") -> ClusterState:
@@ -306,12 +310,17 @@ class LocalCluster:
             bootstrap: names,
         }
 
-    def _launch(self, state: ClusterState, members: list[int]) -> None:
+    def _launch(
+        self,
+        state: ClusterState,
+        members: list[int],
+        on_status: Callable[[str], None] | None = None,
+    ) -> None:
         if os.geteuid() == 0:
             _check_reachable(self.settings.home)
             _check_reachable(self.root)
         self.cluster_dir.mkdir(parents=True, exist_ok=True)
-        dist = install_distribution(self.spec, self.settings.home)
+        dist = install_distribution(self.spec, self.settings.home, on_status)
         java = find_java(self.spec)
         user = service_user(self.settings)
         for i in members:
@@ -348,7 +357,14 @@ class LocalCluster:
             node.pid = None
         self._save(state)
 
-    def _wait(self, state: ClusterState, *, status: str, started: list[int]) -> None:
+    def _wait(
+        self,
+        state: ClusterState,
+        *,
+        status: str,
+        started: list[int],
+        on_status: Callable[[str], None] | None = None,
+    ) -> None:
         """Until every member started here answers on its own URL, all have joined and health
         reaches ``status``; a member that exits fails at once with the tail of its log.
 
@@ -356,8 +372,11 @@ class LocalCluster:
         the others have not noticed the loss yet, so health still says green with all nodes
         (the dead one counted) while the new process is still booting.
         """
-        deadline = time.monotonic() + self.timeout
+        begun = time.monotonic()
+        deadline = begun + self.timeout
         while time.monotonic() < deadline:
+            if on_status is not None:
+                on_status(starting_status(self.spec, time.monotonic() - begun, self.size))
             for i in started:
                 proc = self._procs.get(i)
                 if proc is not None and proc.poll() is not None:

@@ -24,6 +24,7 @@ import tempfile
 import time
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -59,8 +60,12 @@ class NodeState(BaseModel):
 # -- downloads -------------------------------------------------------------------------------
 
 
-def fetch_artifact(coords: str, dest: Path) -> Path:
-    """Copy one Maven artifact (``g:a:v:type``) into ``dest`` with ``mvn``; cached."""
+def fetch_artifact(coords: str, dest: Path, on_status: Callable[[str], None] | None = None) -> Path:
+    """Copy one Maven artifact (``g:a:v:type``) into ``dest`` with ``mvn``; cached.
+
+    ``on_status`` hears "downloading ..." only when the artifact is not cached yet (``mvn -q``
+    reports no byte counts, so a caller can show that a download, not a hang, takes the time).
+    """
     group, artifact, version, kind = coords.split(":")
     target = dest / f"{artifact}-{version}.{kind}"
     if target.exists():
@@ -80,6 +85,8 @@ def fetch_artifact(coords: str, dest: Path) -> Path:
         f"-Dartifact={coords}",
         f"-DoutputDirectory={dest}",
     ]
+    if on_status is not None:
+        on_status(f"downloading {coords} from Maven Central")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not target.exists():
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
@@ -97,8 +104,14 @@ def _extract(archive: Path, dest: Path) -> None:
                 os.chmod(path, mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
-def _install_module(home: Path, spec: DistributionSpec, module: ModuleJar, downloads: Path) -> None:
-    jar = fetch_artifact(f"{module.artifact}:{spec.version}:jar", downloads)
+def _install_module(
+    home: Path,
+    spec: DistributionSpec,
+    module: ModuleJar,
+    downloads: Path,
+    on_status: Callable[[str], None] | None = None,
+) -> None:
+    jar = fetch_artifact(f"{module.artifact}:{spec.version}:jar", downloads, on_status)
     mod_dir = home / "modules" / module.name
     mod_dir.mkdir(parents=True, exist_ok=True)
     shutil.copy2(jar, mod_dir / jar.name)
@@ -119,20 +132,25 @@ def _install_module(home: Path, spec: DistributionSpec, module: ModuleJar, downl
     )
 
 
-def install_distribution(spec: DistributionSpec, home: Path) -> Path:
-    """Return an extracted, assembled distribution folder (built once, then cached)."""
+def install_distribution(
+    spec: DistributionSpec, home: Path, on_status: Callable[[str], None] | None = None
+) -> Path:
+    """Return an extracted, assembled distribution folder (built once, then cached);
+    ``on_status`` hears each download and the extraction."""
     dist_root = home / "dist"
     final = dist_root / f"{spec.engine}-{spec.version}"
     if (final / spec.launcher).exists():
         return final
     downloads = home / "downloads"
-    archive = fetch_artifact(spec.artifact, downloads)
+    archive = fetch_artifact(spec.artifact, downloads, on_status)
     dist_root.mkdir(parents=True, exist_ok=True)
+    if on_status is not None:
+        on_status(f"extracting {archive.name}")
     with tempfile.TemporaryDirectory(dir=dist_root) as tmp:
         _extract(archive, Path(tmp))
         (extracted,) = [p for p in Path(tmp).iterdir() if p.is_dir()]
         for module in spec.modules:
-            _install_module(extracted, spec, module, downloads)
+            _install_module(extracted, spec, module, downloads, on_status)
         if final.exists():
             shutil.rmtree(final)
         extracted.rename(final)
@@ -292,14 +310,18 @@ class LocalNode:
         return _http_ok(url, path, creds)
 
     # start / stop
-    def up(self) -> NodeState:
-        """Start the node, or return the one already running."""
+    def up(self, on_status: Callable[[str], None] | None = None) -> NodeState:
+        """Start the node, or return the one already running.
+
+        ``on_status`` hears what takes the time, for a progress line: each download, then
+        "starting ENGINE VERSION, waited Ns" about once a second until the node answers.
+        """
         live = self.running()
         if live is not None:
             return live
         if os.geteuid() == 0:
             _check_reachable(self.settings.home)
-        dist = install_distribution(self.spec, self.settings.home)
+        dist = install_distribution(self.spec, self.settings.home, on_status)
         java = find_java(self.spec)
         secured_os = self.settings.secure and self.spec.engine == "opensearch"
         if secured_os:
@@ -357,8 +379,11 @@ class LocalNode:
             secure=self.settings.secure,
         )
         self.state_file.write_text(state.model_dump_json(indent=2))
-        deadline = time.monotonic() + self.settings.startup_timeout
+        begun = time.monotonic()
+        deadline = begun + self.settings.startup_timeout
         while time.monotonic() < deadline:
+            if on_status is not None:
+                on_status(starting_status(self.spec, time.monotonic() - begun))
             if proc.poll() is not None:
                 raise NodeStartError(self._failure(f"exited with code {proc.returncode}"))
             if self._http_ok(url, "/_cluster/health?wait_for_status=yellow&timeout=1s"):
@@ -389,6 +414,12 @@ class LocalNode:
 
 
 # -- pieces shared with local_cluster.py -------------------------------------------------------
+
+
+def starting_status(spec: DistributionSpec, waited_s: float, nodes: int = 1) -> str:
+    """The line a progress display shows while a node (or cluster) boots."""
+    what = f"{nodes}-node cluster" if nodes > 1 else "node"
+    return f"starting {spec.engine} {spec.version} {what}, waited {waited_s:.0f}s"
 
 
 def prepare_node_dir(dist: Path, node_dir: Path) -> Path:

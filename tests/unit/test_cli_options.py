@@ -90,5 +90,5 @@ def test_every_command_has_json_and_progress_commands_have_no_progress() -> None
     leaves = {name: flags for name, flags in commands.items() if name}
     without_json = sorted(name for name, flags in leaves.items() if "json" not in flags)
     assert without_json == []
-    for name in ("ingest", "eval qa", "demo", "run", "migrate"):
+    for name in ("ingest", "eval qa", "eval retrieval", "demo", "node up", "run", "migrate"):
         assert "no-progress" in leaves[name], name
