@@ -24,7 +24,7 @@ from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.ingest import ingest_corpus
-from sira_seek.sira import PrecomputedExpander, SiraSettings, evaluate_sira
+from sira_seek.sira import PrecomputedExpander, evaluate_sira
 from sira_seek.sira.evaluation import sira_results
 from sira_seek.sira.results import SiraResult
 
@@ -104,15 +104,12 @@ def test_metrics_equal_one_shard(
     queries = read_queries(wikimh_dir / "queries-hotpotqa.jsonl")
     qrels = read_qrels(wikimh_dir / "qrels-hotpotqa.tsv")
     expander = PrecomputedExpander.from_file(wikimh_dir / STRONG)
-    for index_one, index_five in [(wikimh_indexes[engine], five_shard_indexes[engine])]:
-        bm25 = [evaluate_bm25(be, i, queries, qrels) for i in (index_one, index_five)]
-        sira = [
-            evaluate_sira(be, i, queries, qrels, expander=expander, settings=SiraSettings())
-            for i in (index_one, index_five)
-        ]
-        for one, five in (bm25, sira):
-            for name in ("ndcg@10", "recall@10", "recall@100"):
-                assert five[name] == pytest.approx(one[name], abs=0.002), name
+    indexes = (wikimh_indexes[engine], five_shard_indexes[engine])
+    bm25 = [evaluate_bm25(be, i, queries, qrels) for i in indexes]
+    sira = [evaluate_sira(be, i, queries, qrels, expander=expander) for i in indexes]
+    for one, five in (bm25, sira):
+        for name in ("ndcg@10", "recall@10", "recall@100"):
+            assert five[name] == pytest.approx(one[name], abs=0.002), name
 
 
 def test_plain_query_then_fetch_would_differ(
