@@ -155,6 +155,7 @@ def test_demo_prints_bm25_and_sira_side_by_side(
         ],
     )
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout.strip().splitlines()[-1])
-    assert set(rows) == {"bm25", "sira (strong-LLM expansions)"}
-    assert rows["sira (strong-LLM expansions)"]["ndcg@10"] > rows["bm25"]["ndcg@10"]
+    summary = json.loads(result.stdout)
+    runs = {run["name"]: run for run in summary["runs"]}
+    assert set(runs) == {"bm25", "sira (strong-LLM expansions)"}
+    assert runs["sira (strong-LLM expansions)"]["ndcg@10"] > runs["bm25"]["ndcg@10"]
