@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 # nodes' 9410/9420 so both kinds can run side by side.
 CLUSTER_PORTS = {"opensearch": 9430, "elasticsearch": 9440}
 DEFAULT_CLUSTER_HEAP = "384m"
+# What a member answers itself once its HTTP layer is up: the node info API, not GET /, which
+# the minimal Elasticsearch archive does not serve (405, "allowed: [DELETE]").
+MEMBER_PROBE = "/_nodes/_local?filter_path=nodes.*.name"
 MIN_CLUSTER_TIMEOUT = 300.0
 
 
@@ -388,7 +391,7 @@ class LocalCluster:
                             f"cluster member {node.name} exited with code {proc.returncode}",
                         )
                     )
-            if any(_get_json(state.nodes[i].url, "/") is None for i in started):
+            if any(_get_json(state.nodes[i].url, MEMBER_PROBE) is None for i in started):
                 time.sleep(1.0)
                 continue
             body = self.health(
