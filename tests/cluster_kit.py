@@ -1,14 +1,16 @@
-"""A real 3-node OpenSearch cluster for tests that need node loss: the ``opensearch_cluster``
-session fixture (tests/conftest.py) hands out one ``ClusterHandle``.
+"""Real 3-node clusters for tests that need node loss: the ``opensearch_cluster`` and
+``elasticsearch_cluster`` session fixtures (tests/conftest.py) each hand out one ``ClusterHandle``.
 
-One cluster per test session, started lazily (only when a test asks for the fixture), in its
-own folder (``<node home>/test-clusters``, never listed by ``sira-seek node status`` and never
-touching the single session nodes), on its own ports, stopped at session end unless
-SIRA_SEEK_TEST_KEEP_NODES=1 (then the next session reuses it, restarting members found dead).
+One cluster per engine and test session, started lazily (only when a test asks for its
+fixture), in its own folder (``<node home>/test-clusters`` for OpenSearch,
+``<node home>/test-clusters-elasticsearch`` for Elasticsearch; never listed by ``sira-seek node
+status`` and never touching the single session nodes), on its own ports (from 9460 and 9470),
+stopped at session end unless SIRA_SEEK_TEST_KEEP_NODES=1 (then the next session reuses it,
+restarting members found dead).
 
-SIRA_SEEK_TEST_CLUSTER_NAME=<name> gives a session a cluster of its own
-(``<node home>/test-clusters-<name>``, on the next free ports): for running two test sessions
-side by side on one machine, where one session's faults would hit the other's tests.
+SIRA_SEEK_TEST_CLUSTER_NAME=<name> gives a session clusters of its own
+(``<node home>/test-clusters[-elasticsearch]-<name>``, on the next free ports): for running two
+test sessions side by side on one machine, where one session's faults would hit the other's tests.
 
 Fault tests may ``kill``/``stop`` members freely, but must leave the cluster whole: call
 ``start(i)`` (or ``ensure_whole()``) before returning, in a ``finally``, so the next test gets
@@ -31,12 +33,14 @@ from sira_seek.esplugin.local_cluster import ClusterState, LocalCluster
 from sira_seek.esplugin.registry import connect
 
 SIZE = 3
-CLUSTER_NAME = "sira-seek-test-opensearch"
-BASE_PORT = 9460  # transport 9560..; away from the single nodes (9410/9420) and `node up`
+ENGINES = ("opensearch", "elasticsearch")
+# HTTP base port per engine (transport +100); away from the single nodes (9410/9420), from
+# `node up` (9430/9440) and from each other, so both clusters can run at once.
+BASE_PORTS = {"opensearch": 9460, "elasticsearch": 9470}
 
 
 class ClusterHandle:
-    """Control over the session's 3-node cluster; members are numbered 0..2 (``node-0``...).
+    """Control over one session 3-node cluster; members are numbered 0..2 (``node-0``...).
 
     ``url`` is node 0's (which may be the dead one after ``kill(0)``); ``urls`` are all of
     them, and ``backend()`` connects with all, as sira-seek does for a multi-host --url.
@@ -44,19 +48,35 @@ class ClusterHandle:
 
     def __init__(self, cluster: LocalCluster) -> None:
         self.cluster = cluster
+        self.engine = cluster.spec.engine
+
+    @property
+    def tag(self) -> str:
+        """How fault-table rows name this cluster, e.g. ``[elasticsearch 3-node]``."""
+        return f"[{self.engine} {SIZE}-node]"
 
     @classmethod
-    def start_session_cluster(cls, settings: NodeSettings | None = None) -> ClusterHandle:
-        """Start (or reuse, completing it) the session cluster and wait for green."""
+    def start_session_cluster(
+        cls, settings: NodeSettings | None = None, engine: str = "opensearch"
+    ) -> ClusterHandle:
+        """Start (or reuse, completing it) the session cluster of ``engine`` and wait for green.
+
+        The OpenSearch folder and name keep their historical spelling (no engine suffix), so
+        a cluster kept up by an earlier session is reused rather than orphaned.
+        """
+        if engine not in BASE_PORTS:
+            raise ValueError(f"no test cluster for engine {engine!r}; one of {ENGINES}")
         settings = settings or NodeSettings()
         own = os.environ.get("SIRA_SEEK_TEST_CLUSTER_NAME")
+        folder = "test-clusters" if engine == "opensearch" else f"test-clusters-{engine}"
+        name = f"sira-seek-test-{engine}"
         cluster = LocalCluster(
             settings,
-            "opensearch",
+            engine,
             size=SIZE,
-            root=settings.home / (f"test-clusters-{own}" if own else "test-clusters"),
-            cluster_name=f"{CLUSTER_NAME}-{own}" if own else CLUSTER_NAME,
-            base_port=BASE_PORT,
+            root=settings.home / (f"{folder}-{own}" if own else folder),
+            cluster_name=f"{name}-{own}" if own else name,
+            base_port=BASE_PORTS[engine],
         )
         handle = cls(cluster)
         cluster.up()

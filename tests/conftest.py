@@ -175,3 +175,26 @@ def opensearch_cluster() -> Iterator[ClusterHandle]:
     yield handle
     if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
         handle.down()
+
+
+@pytest.fixture(scope="session")
+def elasticsearch_cluster() -> Iterator[ClusterHandle]:
+    """A real 3-node Elasticsearch cluster, as ``opensearch_cluster`` (own folder, ports from
+    9470, own cluster name), so every cluster test can run on both engines."""
+    from cluster_kit import ClusterHandle
+
+    try:
+        handle = ClusterHandle.start_session_cluster(engine="elasticsearch")
+    except Exception as exc:  # the suite must fail loudly, never skip
+        pytest.fail(f"could not start a 3-node Elasticsearch cluster: {exc}", pytrace=False)
+    yield handle
+    if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
+        handle.down()
+
+
+@pytest.fixture(params=ENGINES)
+def engine_cluster(request: pytest.FixtureRequest) -> ClusterHandle:
+    """Each 3-node session cluster in turn (``<engine>_cluster``), for tests that must hold
+    on both engines; the handle's ``engine`` says which."""
+    handle: ClusterHandle = request.getfixturevalue(f"{request.param}_cluster")
+    return handle

@@ -1,4 +1,4 @@
-"""Node loss on a real 3-node OpenSearch cluster (5 shards, 1 replica): a sync that loses a node
+"""Node loss on a real 3-node cluster of each engine (5 shards, 1 replica): a sync that loses a node
 to SIGKILL, reads that keep answering with one node down, and a rolling restart under a sync.
 
 The single-node scenarios (test_node_restart.py, test_seek_node_restart.py) can only show that
@@ -43,7 +43,6 @@ from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
-TAG = "[opensearch 3-node]"
 SEEK_REPLY = (
     "# Sketch\n## Evidence about the question\n<query>film director</query>\n"
     "The documents name a director.\n<answer>yes</answer>"
@@ -93,10 +92,13 @@ def urls_victim_first(cluster: ClusterHandle, victim: int) -> str:
 
 
 def member_answers(cluster: ClusterHandle, i: int) -> bool:
-    """Member ``i`` itself answers HTTP (not just some member of the cluster)."""
+    """Member ``i`` itself answers HTTP (not just some member of the cluster): its own node
+    info names it (GET / would not do: the minimal Elasticsearch archive answers it 405)."""
+    url = cluster.node_url(i) + "/_nodes/_local?filter_path=nodes.*.name"
     try:
-        with urllib.request.urlopen(cluster.node_url(i), timeout=10) as resp:  # noqa: S310
-            return bool(json.loads(resp.read()).get("name") == cluster.node_names()[i])
+        with urllib.request.urlopen(url, timeout=10) as resp:  # noqa: S310
+            nodes = json.loads(resp.read()).get("nodes", {})
+            return [n.get("name") for n in nodes.values()] == [cluster.node_names()[i]]
     except (urllib.error.URLError, ConnectionError, TimeoutError):
         return False
 
@@ -139,7 +141,7 @@ def report_counts(path: Path) -> dict[str, int]:
 
 
 def test_node_with_most_primaries_killed_mid_sync(
-    opensearch_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
+    engine_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
     """SIGKILL of the member holding the most primaries of the index while sira-sync writes.
 
@@ -148,7 +150,7 @@ def test_node_with_most_primaries_killed_mid_sync(
     so the same kill also takes away the host the client talks to first (the node-0 case).
     """
     started = time.monotonic()
-    cluster = opensearch_cluster
+    cluster = engine_cluster
     backend = cluster.backend()
     index = new_index()
     corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 400)
@@ -190,7 +192,7 @@ def test_node_with_most_primaries_killed_mid_sync(
         wall_s = time.monotonic() - started
         fault_ledger.record(
             FaultRow(
-                f"node with most primaries SIGKILLed mid-sync, restarted {TAG}",
+                f"node with most primaries SIGKILLed mid-sync, restarted {cluster.tag}",
                 runs,
                 checked,
                 lost,
@@ -234,12 +236,12 @@ def _answered(checkpoint: Path) -> dict[str, list[list[str]]]:
 
 
 def test_reads_keep_answering_with_one_node_down(
-    opensearch_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
+    engine_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
     """search (BM25 and SIRA), ask and eval qa with node 0 killed give what they gave with all
     three up. Node 0 because its URL is first in every client's list: the failover case."""
     started = time.monotonic()
-    cluster = opensearch_cluster
+    cluster = engine_cluster
     backend = cluster.backend()
     index = new_index()
     victim = 0
@@ -302,7 +304,7 @@ def test_reads_keep_answering_with_one_node_down(
         lost_questions = n_questions - len(answered_down)
         fault_ledger.record(
             FaultRow(
-                f"search, ask and eval qa with one node SIGKILLed {TAG}",
+                f"search, ask and eval qa with one node SIGKILLed {cluster.tag}",
                 2,
                 n_search + 1 + n_questions,
                 len([r for r in failed if r.args[1] != "eval"]) + lost_questions,
@@ -334,7 +336,7 @@ def test_reads_keep_answering_with_one_node_down(
 
 
 def test_rolling_restart_during_sync(
-    opensearch_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
+    engine_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
     """stop(i) then start(i) for every member in turn while an LLM sync writes.
 
@@ -343,7 +345,7 @@ def test_rolling_restart_during_sync(
     dropped and the run finishes quickly.
     """
     started = time.monotonic()
-    cluster = opensearch_cluster
+    cluster = engine_cluster
     backend = cluster.backend()
     index = new_index()
     corpus, _, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 400)
@@ -379,7 +381,7 @@ def test_rolling_restart_during_sync(
         wall_s = time.monotonic() - started
         fault_ledger.record(
             FaultRow(
-                f"rolling restart of all 3 nodes during an LLM sync {TAG}",
+                f"rolling restart of all 3 nodes during an LLM sync {cluster.tag}",
                 runs,
                 checked,
                 lost,

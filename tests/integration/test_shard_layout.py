@@ -135,7 +135,7 @@ def test_plain_query_then_fetch_would_differ(
 
 
 def test_three_node_cluster_five_shards_one_replica_equals_one_shard(
-    opensearch_cluster: ClusterHandle,
+    engine_cluster: ClusterHandle,
     backends: dict[str, SearchBackend],
     wikimh_indexes: dict[str, str],
     wikimh_dir: Path,
@@ -143,27 +143,29 @@ def test_three_node_cluster_five_shards_one_replica_equals_one_shard(
 ) -> None:
     """Acceptance, as a user runs it: wikimh on a real 3-node cluster (5 shards, 1 replica)
     gives the one-shard candidate tables and, through `sira-seek eval retrieval` with no extra
-    flag, the one-shard metrics."""
-    single = backends["opensearch"]
-    cluster = opensearch_cluster.backend()
+    flag, the one-shard metrics. Each engine's cluster is compared with that engine's single
+    node (same version, so the same analysis)."""
+    engine = engine_cluster.engine
+    single = backends[engine]
+    cluster = engine_cluster.backend()
     assert cluster.info.version == single.info.version  # same analysis on both sides
     index = f"test-wikimh-cluster-{uuid.uuid4().hex[:8]}"
-    urls = ",".join(opensearch_cluster.urls)
+    urls = ",".join(engine_cluster.urls)
     try:
         ingested = run_cli(
             ["ingest", str(wikimh_dir / "corpus.jsonl"), "--index", index, "--shards", "5",
              "--replicas", "1", "--json", "--url", urls]
         )  # fmt: skip
         assert ingested.returncode == 0, ingested.stderr[-2000:]
-        opensearch_cluster.wait_for_health("green")
-        shards = opensearch_cluster.get(f"/_cat/shards/{index}?format=json")
+        engine_cluster.wait_for_health("green")
+        shards = engine_cluster.get(f"/_cat/shards/{index}?format=json")
         assert len(shards) == 10 and {s["state"] for s in shards} == {"STARTED"}
         assert len({s["node"] for s in shards}) == 3
         rows_cluster = candidate_rows(_results(cluster, index, wikimh_dir))
-        rows_single = candidate_rows(_results(single, wikimh_indexes["opensearch"], wikimh_dir))
+        rows_single = candidate_rows(_results(single, wikimh_indexes[engine], wikimh_dir))
         assert rows_cluster == rows_single
         metrics = {}
-        for url, name in ((urls, index), (single.info.url, wikimh_indexes["opensearch"])):
+        for url, name in ((urls, index), (single.info.url, wikimh_indexes[engine])):
             out = run_cli(
                 ["eval", "retrieval", "--index", name, "--method", "sira",
                  "--queries", str(wikimh_dir / "queries-hotpotqa.jsonl"),
