@@ -140,6 +140,29 @@ def report_counts(path: Path) -> dict[str, int]:
     return {k: counts[k] for k in keys if counts.get(k)}
 
 
+def _audit_and_record(
+    ledger: FaultLedger,
+    title: str,
+    backend: SearchBackend,
+    index: str,
+    docs: dict[str, dict[str, Any]],
+    *,
+    runs: int,
+    first_rc: int,
+    started: float,
+    report: Path,
+    allowed: set[str] | None = None,
+) -> tuple[int, int, int]:
+    """Audit a sync scenario's index, add its row to the fault table (before the test asserts,
+    so a failing scenario still shows its numbers) and print the run report's counts."""
+    checked, lost, dup, bad = audit(backend, index, docs, allowed=allowed)
+    wall_s = time.monotonic() - started
+    ledger.record(FaultRow(title, runs, checked, lost, dup, bad, wall_s))
+    counts = report_counts(report)
+    print(f"  runs {runs} (first exit {first_rc}), counts {counts}; wall {wall_s:.1f}s")
+    return lost, dup, bad
+
+
 def test_node_with_most_primaries_killed_mid_sync(
     engine_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
@@ -188,21 +211,12 @@ def test_node_with_most_primaries_killed_mid_sync(
             f"  node back (green) {back_at - killed_at:.1f}s after the kill; sync done "
             f"{time.monotonic() - killed_at:.1f}s after it (running when back: {running_when_back})"
         )
-        checked, lost, dup, bad = audit(backend, index, docs)
-        wall_s = time.monotonic() - started
-        fault_ledger.record(
-            FaultRow(
-                f"node with most primaries SIGKILLed mid-sync, restarted {cluster.tag}",
-                runs,
-                checked,
-                lost,
-                dup,
-                bad,
-                wall_s,
-            )
-        )
-        counts = report_counts(tmp_path / "report.json")
-        print(f"  runs {runs} (first exit {first_rc}), counts {counts}; wall {wall_s:.1f}s")
+        lost, dup, bad = _audit_and_record(
+            fault_ledger,
+            f"node with most primaries SIGKILLed mid-sync, restarted {cluster.tag}",
+            backend, index, docs, runs=runs, first_rc=first_rc, started=started,
+            report=tmp_path / "report.json",
+        )  # fmt: skip
         assert running_after_kill, "the sync had ended before the kill: the scenario proved nothing"
         assert answers_when_back, "start() returned before the restarted member answered"
         assert written_at_kill < len(docs) - 20, "the kill landed after the sync had written all"
@@ -377,21 +391,12 @@ def test_rolling_restart_during_sync(
             print(f"\n  (step, enriched, sync running): {progress}")
             stub.default = StubReply(text=KEYWORDS_REPLY)  # let the rest of the run go fast
             runs, first_rc = finish_with_resume(proc, cmd)
-        checked, lost, dup, bad = audit(backend, index, docs, allowed=set(ROLLING_PHRASES))
-        wall_s = time.monotonic() - started
-        fault_ledger.record(
-            FaultRow(
-                f"rolling restart of all 3 nodes during an LLM sync {cluster.tag}",
-                runs,
-                checked,
-                lost,
-                dup,
-                bad,
-                wall_s,
-            )
-        )
-        counts = report_counts(tmp_path / "report.json")
-        print(f"  runs {runs} (first exit {first_rc}), counts {counts}; wall {wall_s:.1f}s")
+        lost, dup, bad = _audit_and_record(
+            fault_ledger,
+            f"rolling restart of all 3 nodes during an LLM sync {cluster.tag}",
+            backend, index, docs, runs=runs, first_rc=first_rc, started=started,
+            report=tmp_path / "report.json", allowed=set(ROLLING_PHRASES),
+        )  # fmt: skip
         assert progress[0][2], "the sync had ended before the first stop: it proved nothing"
         assert all(running for _, _, running in progress), "the sync ended mid-way: slow it down"
         assert progress[0][1] < len(docs) - 20
