@@ -1,0 +1,1 @@
+"""Retrievers for LangChain, LlamaIndex and Haystack (each an optional extra)."""
