@@ -128,9 +128,19 @@ class SiraRetriever:
             weight=self.settings.weight,
             categories=cats,
             category_weight=self.settings.category_weight,
-            size=self.settings.size,
+            size=self._fetch_size(),
             source=self.source,
         )
+
+    def _fetch_size(self) -> int:
+        """How many hits the engine returns: the rerank depth when it is deeper than ``size``.
+
+        ``--rerank 20 --size 10`` must let the reader model see 20 candidates (it can promote the
+        11th to 20th); only then is the list cut back to ``size``.
+        """
+        if self.reranker is None:
+            return self.settings.size
+        return max(self.settings.size, self.reranker.top_n)
 
     # -- stages ----------------------------------------------------------------------------
     def _expand(
@@ -199,10 +209,11 @@ class SiraRetriever:
                 for h in found.hits
             }
             hits, calls, timings.rerank_ms = self.reranker.rerank(text, hits, docs)
+            hits = hits[: self.settings.size]
             llm_calls += calls
             all_notes.append(
                 f"LLM rerank of the top {self.reranker.top_n}: the engine order (bm25_rank) "
-                "differs from the returned order"
+                f"differs from the returned order, cut back to {self.settings.size} hits"
             )
         return SiraResult(
             index=self.index,

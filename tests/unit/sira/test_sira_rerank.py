@@ -67,3 +67,30 @@ def test_retriever_reranks_and_keeps_the_engine_rank(fake_backend: DFTableBacken
     assert [(h.id, h.bm25_rank) for h in res.hits] == [("d2", 2), ("d1", 1)]
     assert res.body["_source"] == ["title", "text"]
     assert len(res.llm_calls) == 2 and res.timings.rerank_ms > 0
+
+
+def test_rerank_deeper_than_size_fetches_top_n_then_cuts_to_size(
+    fake_backend: DFTableBackend,
+) -> None:
+    """`--rerank 2 --size 1`: the engine is asked for 2 hits, so the reader can promote the
+    second one; the answer keeps 1 hit (the promoted one)."""
+    fake_backend.hits = [
+        SearchHit(id="d1", score=3.0, source={"title": "one", "text": "nothing"}),
+        SearchHit(id="d2", score=2.0, source={"title": "two", "text": "ANSWER"}),
+    ]
+    reranker = LLMReranker(ScriptedClient(answer_fn=_score_by_title), chat=False)
+    retriever = SiraRetriever(
+        fake_backend, "idx", settings=SiraSettings(size=1, rerank_top_n=2), reranker=reranker
+    )
+    res = retriever.search("q")
+    retriever.close()
+    assert res.body["size"] == 2
+    assert [(h.id, h.bm25_rank) for h in res.hits] == [("d2", 2)]
+    assert len(res.llm_calls) == 2
+
+
+def test_without_rerank_the_engine_is_asked_for_size(fake_backend: DFTableBackend) -> None:
+    retriever = SiraRetriever(fake_backend, "idx", settings=SiraSettings(size=7))
+    res = retriever.search("q")
+    retriever.close()
+    assert res.body["size"] == 7
