@@ -18,6 +18,7 @@ from tqdm import tqdm
 from sira_seek.backend import SearchBackend
 from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.sync.checkpoint import RunStateStore
+from sira_seek.sync.document_prompt import CORPUS_TASKS
 from sira_seek.sync.estimate import estimate_run
 from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
 from sira_seek.sync.index_status import index_sync_status
@@ -167,6 +168,12 @@ def _summary(report: RunReport) -> str:
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="JSON report.")
 @click.option("--tau", type=float, help="Drop phrases with DF > tau*|C| in the raw corpus.")
 @click.option("--categories/--no-categories", default=False, help="Ask the LLM for categories.")
+@click.option(
+    "--task",
+    type=click.Choice(list(CORPUS_TASKS)),
+    default=None,
+    help="Corpus prompt for the task the index serves [generic]; claim, argument, duplicate.",
+)
 @prompt_style_option
 @click.option("--model-id", help="Model name recorded for --from-jsonl [jsonl:FILE_NAME].")
 @click.option("--prompt-id", "prompt_id_override", help="Prompt id recorded per document.")
@@ -197,6 +204,7 @@ def run_cmd(
     report_path: Path | None,
     tau: float | None,
     categories: bool,
+    task: str | None,
     prompt_style: str,
     model_id: str | None,
     prompt_id_override: str | None,
@@ -222,6 +230,7 @@ def run_cmd(
     settings = _sync_settings(
         fields=fields,
         tau=tau,
+        task=task,
         text_budget_chars=text_budget,
         page_size=page_size,
         llm_concurrency=concurrency,

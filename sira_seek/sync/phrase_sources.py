@@ -19,7 +19,7 @@ from sira_seek.llm.structured import parse_json_output
 from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sira.keyword_parsing import clean_phrases
 
-from .document_prompt import PromptStyle, document_request, document_schema
+from .document_prompt import CorpusTask, PromptStyle, document_request, document_schema
 from .records import JsonlEnrichment, PhraseProposal, ProposalFailure
 from .work_items import WorkItem
 
@@ -161,9 +161,11 @@ class LLMPhraseSource:
         max_categories: int = 0,
         concurrency: int = 16,
         ledger: LLMUsageLedger | None = None,
+        task: CorpusTask = "generic",
     ) -> None:
         self.client = client
         self.style = style
+        self.task: CorpusTask = task
         self.prompt_id = prompt_id
         self.max_phrases = max_phrases
         self.max_categories = max_categories
@@ -180,6 +182,7 @@ class LLMPhraseSource:
                 doc_id=item.doc_id,
                 max_phrases=self.max_phrases,
                 max_categories=self.max_categories,
+                task=self.task,
             )
             for item in items
         ]

@@ -14,6 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sira_seek.config import default_home
 from sira_seek.sira.settings import DEFAULT_TAU
 
+from .document_prompt import CorpusTask
+
 # Bump when the shape of what sira-sync writes changes: every document becomes stale.
 ENRICHMENT_VERSION = 1
 
@@ -31,6 +33,10 @@ class SyncSettings(BaseSettings):
         gt=0.0,
         le=1.0,
         description="A phrase is dropped when its DF on the raw corpus exceeds tau * |C|.",
+    )
+    task: CorpusTask = Field(
+        default="generic",
+        description="Corpus prompt: generic, or the claim / argument / duplicate variant.",
     )
     max_phrases: int = Field(default=10, ge=1, le=10, description="Phrases kept per document.")
     max_categories: int = Field(default=5, ge=0)

@@ -73,9 +73,15 @@ def build_phrase_source(
         client,
         style=style,
         prompt_id=prompt_id_override
-        or prompt_id(style, categories=categories, text_budget=settings.text_budget_chars),
+        or prompt_id(
+            style,
+            categories=categories,
+            text_budget=settings.text_budget_chars,
+            task=settings.task,
+        ),
         max_phrases=settings.max_phrases,
         max_categories=settings.max_categories if categories else 0,
         concurrency=settings.llm_concurrency,
         ledger=ledger,
+        task=settings.task,
     )
