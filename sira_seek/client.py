@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from sira_seek.sira.expansions import QueryExpander
     from sira_seek.sira.results import SiraResult
     from sira_seek.sira.settings import SiraSettings, Task
+    from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
 
 logger = logging.getLogger(__name__)
@@ -299,6 +300,7 @@ class SiraSeek:
         fields: Sequence[str] = ("title", "text"),
         tau: float | None = None,
         categories: bool = False,
+        corpus_task: CorpusTask = "generic",
         slice: str | None = None,
         resume: bool = False,
         dry_run: bool = False,
@@ -309,8 +311,9 @@ class SiraSeek:
 
         Phrases come from exactly one of ``llm`` (a spec) and ``from_jsonl`` (precomputed
         ``{"_id", "keywords", "categories"}`` lines); each is kept only when its DF in the raw
-        corpus is at most ``tau * |C|``. ``slice`` is worker ``"i/N"``; ``resume`` continues
-        that slice's unfinished run. Safe to re-run and to kill, as the ``sira-sync`` command.
+        corpus is at most ``tau * |C|``. ``corpus_task`` picks the corpus prompt (``generic``,
+        ``claim``, ``argument``, ``duplicate``; ``--task`` of sira-sync). ``slice`` is worker
+        ``"i/N"``; ``resume`` continues that slice's unfinished run. Safe to re-run and to kill, as the ``sira-sync`` command.
         """
         from sira_seek.llm.ledger import LLMUsageLedger
         from sira_seek.sync.runner import SyncRunner
@@ -318,7 +321,7 @@ class SiraSeek:
         from sira_seek.sync.slicing import SliceSpec
         from sira_seek.sync.source_factory import build_phrase_source
 
-        overrides: dict[str, object] = {"fields": tuple(fields)}
+        overrides: dict[str, object] = {"fields": tuple(fields), "task": corpus_task}
         if tau is not None:
             overrides["tau"] = tau
         if state_dir is not None:
