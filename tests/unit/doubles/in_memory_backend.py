@@ -89,7 +89,16 @@ def _pick(source: Mapping[str, Any], includes: list[str] | bool) -> dict[str, An
         return copy.deepcopy(dict(source))
     if not includes:
         return {}
-    return {k: copy.deepcopy(v) for k, v in source.items() if k in includes}
+    # Dotted includes ("sira_enrichment.categories") keep just that branch, as engines do.
+    out: dict[str, Any] = {}
+    for key, value in source.items():
+        if key in includes:
+            out[key] = copy.deepcopy(value)
+        elif isinstance(value, Mapping):
+            inner = [i[len(key) + 1 :] for i in includes if i.startswith(f"{key}.")]
+            if inner and (picked := _pick(value, inner)):
+                out[key] = picked
+    return out
 
 
 def default_properties() -> dict[str, Any]:
