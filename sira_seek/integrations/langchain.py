@@ -1,0 +1,112 @@
+"""A LangChain retriever over sira-seek: BM25 or SIRA on your Elasticsearch/OpenSearch index.
+
+Install with ``pip install 'sira-seek[langchain]'``. ``SiraSeekRetriever`` is a langchain-core
+``BaseRetriever``, so it works wherever LangChain takes a retriever (``invoke``, ``ainvoke``,
+``batch``, chains). Each ``Document`` holds the passage text as ``page_content``, the corpus
+``_id`` as ``id``, and ``id``, ``score``, ``rank``, ``title``, ``index``, ``method`` and
+``matched_queries`` in ``metadata``; the ranking is exactly ``sira-seek search``'s.
+
+Expansions keyed by query id are reached with ``retriever.invoke(text, query_id="q1")``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+
+from sira_seek.client import RetrievalMethod, SiraSeek
+from sira_seek.sira.settings import Task
+
+from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
+
+try:
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+    )
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+except ImportError as exc:  # the extra is optional: say which one to install
+    raise missing_framework("langchain", "langchain-core", "langchain") from exc
+
+__all__ = ["SiraSeekRetriever"]
+
+
+class SiraSeekRetriever(BaseRetriever):
+    """LangChain retriever: ``SiraSeek.search`` (BM25 or SIRA), one ``Document`` per hit.
+
+    Give ``client`` (a ``sira_seek.connect()`` object, which stays yours to close) or ``url``
+    (else ``SIRA_SEEK_URL``, else the local node; secrets always come from ``SIRA_SEEK_*``).
+    A retriever that opened its own connection closes it in ``close()``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    client: SiraSeek | None = Field(default=None, exclude=True)
+    url: str | None = None
+    index: str
+    k: int = 10
+    method: RetrievalMethod = "bm25"
+    expansions: Path | dict[str, list[str]] | None = None
+    llm: str | None = None
+    tau: float | None = None
+    weight: float | None = None
+    task: Task | None = None
+
+    _options: RetrievalOptions = PrivateAttr()
+    _client: SiraSeek = PrivateAttr()
+    _owns_client: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="after")
+    def _connect(self) -> SiraSeekRetriever:
+        # Validate the options before connecting, so a typo fails without a network call.
+        self._options = RetrievalOptions.build(
+            index=self.index,
+            k=self.k,
+            method=self.method,
+            expansions=self.expansions,
+            llm=self.llm,
+            tau=self.tau,
+            weight=self.weight,
+            task=self.task,
+        )
+        self._client, self._owns_client = open_client(self.client, self.url)
+        return self
+
+    def close(self) -> None:
+        """Close the connection if this retriever opened it (``url=``), not a given client."""
+        if self._owns_client:
+            self._client.close()
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        query_id: str | None = None,
+        **_kwargs: Any,
+    ) -> list[Document]:
+        _, passages = search_passages(self._client, self._options, query, query_id=query_id)
+        return [_document(p) for p in passages]
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        query_id: str | None = None,
+        **_kwargs: Any,
+    ) -> list[Document]:
+        # The cluster client is synchronous and thread-safe: a worker thread keeps the event
+        # loop free while the search (and any LLM expansion) runs.
+        _, passages = await asyncio.to_thread(
+            search_passages, self._client, self._options, query, query_id=query_id
+        )
+        return [_document(p) for p in passages]
+
+
+def _document(passage: Passage) -> Document:
+    return Document(id=passage.id, page_content=passage.text, metadata=passage.metadata())
