@@ -1,0 +1,160 @@
+"""Answer coverage@k: how often the gold answer is in what a reader would be shown.
+
+The SIRA paper (arXiv 2605.06647, Fig. 3) reports answer coverage at 5 and 10 passages beside
+the relevance metrics, because multi-hop QA data judge only a few "supporting" paragraphs while
+the answer is often stated elsewhere too; coverage measures what a QA reader actually receives.
+
+Definition used here (the paper gives the idea, not a string-matching rule, so these are our
+choices, each stated):
+
+* a question is *covered at k* when some gold answer (any alias) occurs in one of its top-k
+  passages; coverage@k is the fraction of covered questions;
+* "occurs" means the alias's normalised tokens appear as one contiguous run of the passage's
+  normalised tokens, both normalised by `qa_metrics.normalize_answer`, the SAME normaliser as
+  Cover-EM/EM/F1 (so "O’Neal" in a passage covers the alias "O'Neal", and "The Beatles" is
+  found in "... the beatles' ..."). Whole tokens only: "1989" is not found in "19890";
+* a passage is its title and text joined ("title text"), what SEEK's prompts show a reader;
+* an alias that normalises to nothing ("The", "?") never counts as found: the empty token
+  run would occur in every passage (Cover-EM's quirk of matching it to an empty prediction
+  has no meaning for a passage);
+* questions without any gold answer are left out of the denominator and counted apart
+  (``no_gold``), as `qa_metrics.score_predictions` does; so are questions the run does not
+  hold.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from sira_seek.backend import SearchBackend
+from sira_seek.fields import TEXT, TITLE
+
+from .qa_metrics import normalize_answer
+
+logger = logging.getLogger(__name__)
+
+COVERAGE_CUTOFFS: tuple[int, ...] = (5, 10)
+"""The cut-offs the SIRA paper plots (Fig. 3)."""
+
+
+def coverage_key(k: int) -> str:
+    """The report key of one cut-off, spelled like the retrieval measures (``coverage@5``)."""
+    return f"coverage@{k}"
+
+
+def _padded(text: str) -> str:
+    # Spaces on both sides turn "contains this token run" into a substring test.
+    return f" {normalize_answer(text)} "
+
+
+def answer_in_passage(golden_answers: Sequence[str], passage: str) -> bool:
+    """True when some alias's normalised tokens occur contiguously in the passage's."""
+    haystack = _padded(passage)
+    for alias in golden_answers:
+        needle = normalize_answer(alias)
+        if needle and f" {needle} " in haystack:
+            return True
+    return False
+
+
+def first_covering_rank(golden_answers: Sequence[str], passages: Sequence[str]) -> int | None:
+    """1-based rank of the first passage holding an answer, or None when none does.
+
+    Covered at k  <=>  the rank is <= k; one scan serves every cut-off.
+    """
+    for rank, passage in enumerate(passages, start=1):
+        if answer_in_passage(golden_answers, passage):
+            return rank
+    return None
+
+
+class AnswerCoverage(BaseModel):
+    """Coverage at each cut-off over the scored questions, and the rank behind each verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    coverage: dict[int, float]
+    questions: int
+    no_gold: int = 0
+    first_rank: dict[str, int | None]
+    """qid -> 1-based rank of the first answer-bearing passage (None: not in the passages)."""
+
+    def as_metrics(self, ndigits: int = 4) -> dict[str, float]:
+        """``{"coverage@5": ..., "coverage@10": ...}``, rounded like the retrieval metrics."""
+        return {coverage_key(k): round(v, ndigits) for k, v in self.coverage.items()}
+
+
+def answer_coverage(
+    ranked_passages: Mapping[str, Sequence[str]],
+    answers: Mapping[str, Sequence[str]],
+    ks: Sequence[int] = COVERAGE_CUTOFFS,
+) -> AnswerCoverage:
+    """Coverage@k for every k over the questions that are in ``ranked_passages`` (qid ->
+    passages in rank order) and have gold answers in ``answers`` (qid -> aliases).
+
+    Zero questions gives 0.0 at every k (and ``questions == 0``), never NaN.
+    """
+    if any(k < 1 for k in ks):
+        raise ValueError(f"coverage cut-offs must be >= 1, got {list(ks)}")
+    first_rank: dict[str, int | None] = {}
+    no_gold = 0
+    for qid, passages in ranked_passages.items():
+        golds = [a for a in answers.get(qid, ()) if a is not None]
+        if not golds:
+            no_gold += 1
+            continue
+        first_rank[qid] = first_covering_rank(golds, passages[: max(ks, default=0)])
+    n = len(first_rank)
+    coverage = {
+        k: (sum(1 for r in first_rank.values() if r is not None and r <= k) / n if n else 0.0)
+        for k in ks
+    }
+    if no_gold:
+        logger.warning("%d question(s) without a gold answer left out of coverage", no_gold)
+    return AnswerCoverage(coverage=coverage, questions=n, no_gold=no_gold, first_rank=first_rank)
+
+
+def passage_text(source: Mapping[str, object] | None) -> str:
+    """The passage a reader sees: title and text joined (either may be missing)."""
+    source = source or {}
+    parts = [str(source.get(f) or "") for f in (TITLE, TEXT)]
+    return " ".join(p for p in parts if p)
+
+
+def fetch_ranked_passages(
+    backend: SearchBackend,
+    index: str,
+    ranking: Mapping[str, Sequence[str]],
+    *,
+    depth: int = max(COVERAGE_CUTOFFS),
+    batch: int = 50,
+) -> dict[str, list[str]]:
+    """qid -> the texts of its top ``depth`` hits, in the ranking's order.
+
+    Runs are scored without ``_source``, so the texts are fetched afterwards: one ``ids`` query
+    per question, ``batch`` questions per ``_msearch``. A hit the index no longer holds counts
+    as an empty passage (it keeps its rank, so later passages do not move up a place).
+    """
+    qids = list(ranking)
+    out: dict[str, list[str]] = {}
+    for start in range(0, len(qids), batch):
+        part = qids[start : start + batch]
+        ids_per_query = [list(ranking[q])[:depth] for q in part]
+        bodies = [
+            {"query": {"ids": {"values": ids}}, "size": len(ids), "_source": [TITLE, TEXT]}
+            for ids in ids_per_query
+        ]
+        for qid, ids, result in zip(
+            part, ids_per_query, backend.msearch(index, bodies), strict=True
+        ):
+            texts = {hit.id: passage_text(hit.source) for hit in result.hits}
+            missing = [i for i in ids if i not in texts]
+            if missing:
+                logger.warning(
+                    "%s: %d ranked document(s) not found in %s", qid, len(missing), index
+                )
+            out[qid] = [texts.get(i, "") for i in ids]
+    return out

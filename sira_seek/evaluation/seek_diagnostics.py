@@ -1,0 +1,225 @@
+"""The SEEK paper's analyses, computed from the `SeekResult` records a run already keeps.
+
+The SEEK paper (arXiv 2601.09402) argues with more than answer scores: its sketches lead to
+more diverse sub-queries and less redundant retrieval, at a cost in gists and time per
+question. These are those analyses, so a run here can be compared with its claims:
+
+* **sub-query diversity** -- per question, 1 minus the mean similarity over every pair of its
+  (non-empty) sub-queries; the run's figure is the mean over questions with at least two.
+  Similarity is pluggable (`PairSimilarity`); the default is the Jaccard similarity of the
+  sub-queries' normalised token sets (`qa_metrics.normalize_answer`), because no embedding
+  model ships with sira-seek. The project notes (``../shared/design/llm.md``) suggest
+  all-MiniLM-L6-v2 embeddings for this: pass a cosine similarity over them to get that
+  reading. Neither the notes nor the reference code give the paper's exact formula.
+* **DIG** -- see `distinct_document_gain`. The paper's own formula is NOT in the project's
+  notes (``../shared/design/seek.md``) nor in the authors' reference code
+  (``../shared/reference``, OpenBMB/PAGER), which contain no analysis code; what is built here
+  is our reading of the paper's claim that SEEK "reduces redundant retrieval": the share of
+  retrieved documents that were new when retrieved. It is not InfoGain-RAG's "Document
+  Information Gain" (a change in the LLM's confidence in the gold answer with and without a
+  document), which needs token log-probabilities the LLM clients here do not expose.
+* **best sub-query Recall@5** -- per question with judgements, the best Recall@5 any single
+  sub-query's retrieval reached (|top-5 ∩ relevant| / |relevant|); mean over those questions.
+* **gists per question** -- the sketch's gist count (methods without a sketch are left out),
+  with its distribution (the paper plots how many gists each model chose).
+* **seconds per question** -- each question's wall time (`Timings.total_s`). In a batch,
+  questions overlap, so the amortised figure (run wall time / questions) is reported too.
+
+Failed questions (``error`` set) are left out of every analysis and counted in ``failed``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sira_seek.seek.results import SeekResult
+
+from .qa_metrics import normalize_answer
+
+RECALL_DEPTH = 5
+"""SEEK retrieves the top 5 per sub-query; best sub-query Recall is taken at that depth."""
+
+
+class PairSimilarity(Protocol):
+    """Similarity of two sub-queries in [0, 1] (1 = the same intent)."""
+
+    def __call__(self, first: str, second: str) -> float: ...
+
+
+def token_jaccard(first: str, second: str) -> float:
+    """|A ∩ B| / |A ∪ B| of the two texts' normalised token sets; two empty sets give 1.0."""
+    a, b = set(normalize_answer(first).split()), set(normalize_answer(second).split())
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def sub_queries(result: SeekResult) -> list[str]:
+    """The question's sub-queries in step order, blanks dropped (a malformed step that left no
+    text says nothing about intent)."""
+    return [s.sub_query.strip() for s in result.steps if s.sub_query.strip()]
+
+
+def subquery_diversity(
+    queries: Sequence[str], similarity: PairSimilarity = token_jaccard
+) -> float | None:
+    """1 - mean pairwise similarity over every unordered pair; None with fewer than two
+    queries (diversity of one query is undefined, not 0 or 1)."""
+    pairs = list(itertools.combinations(queries, 2))
+    if not pairs:
+        return None
+    return 1.0 - statistics.fmean(similarity(a, b) for a, b in pairs)
+
+
+def distinct_document_gain(retrieved: Sequence[Sequence[str]]) -> float | None:
+    """DIG as built here: the share of retrieved documents that were new when retrieved.
+
+    With D_t the documents step t retrieved (duplicates within a step counted once),
+    DIG = |D_1 ∪ ... ∪ D_n| / (|D_1| + ... + |D_n|), which equals the mean over all retrieved
+    documents of "was not retrieved by an earlier step". 1.0: every step brought only new
+    documents; 1/n: all n steps retrieved the same ones. None when nothing was retrieved.
+    Steps that retrieved nothing add nothing to either side.
+    """
+    steps = [set(ids) for ids in retrieved]
+    total = sum(len(s) for s in steps)
+    if total == 0:
+        return None
+    return len(set().union(*steps)) / total
+
+
+def best_subquery_recall(
+    retrieved: Sequence[Sequence[str]], relevant: Iterable[str], depth: int = RECALL_DEPTH
+) -> float | None:
+    """max over steps of |top-``depth`` ∩ relevant| / |relevant|; None without judgements.
+
+    A question whose steps retrieved nothing scores 0.0 (it had judgements and found none).
+    """
+    relevant_set = set(relevant)
+    if not relevant_set:
+        return None
+    return max(
+        (len(set(ids[:depth]) & relevant_set) / len(relevant_set) for ids in retrieved),
+        default=0.0,
+    )
+
+
+class QuestionDiagnostics(BaseModel):
+    """One question's analyses; None where the analysis does not apply to it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    sub_queries: int
+    diversity: float | None
+    dig: float | None
+    best_subquery_recall_at_5: float | None
+    gists: int | None
+    seconds: float
+
+
+def _mean(values: Iterable[float | int | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def _round(value: float | None, ndigits: int = 4) -> float | None:
+    return None if value is None else round(value, ndigits)
+
+
+class SeekDiagnostics(BaseModel):
+    """The run's analyses: means over the questions each applies to (None when none does)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    questions: int = Field(description="answered questions analysed (failed ones excluded)")
+    failed: int
+    subquery_diversity: float | None
+    diversity_questions: int
+    dig: float | None
+    best_subquery_recall_at_5: float | None
+    recall_questions: int
+    subqueries_per_question: float | None
+    gists_per_question: float | None
+    gist_counts: dict[int, int] = Field(description="gist count -> questions with that many")
+    seconds_per_question: float | None
+    seconds_per_question_p50: float | None
+    amortised_seconds_per_question: float | None
+    per_question: list[QuestionDiagnostics]
+
+    def as_report(self) -> dict[str, object]:
+        """The ``diagnostics`` object of ``eval qa --json``: figures rounded to 4 digits,
+        counts exact, per-question rows included."""
+        data = self.model_dump(mode="json")
+        for key, value in data.items():
+            if isinstance(value, float):
+                data[key] = round(value, 4)
+        data["gist_counts"] = {str(k): v for k, v in sorted(self.gist_counts.items())}
+        return data
+
+
+def diagnose_question(
+    result: SeekResult,
+    relevant: Iterable[str] | None = None,
+    similarity: PairSimilarity = token_jaccard,
+) -> QuestionDiagnostics:
+    """Every analysis for one answered question (``relevant``: its judged document ids)."""
+    retrieved = [s.retrieved_ids for s in result.steps]
+    return QuestionDiagnostics(
+        id=result.id,
+        sub_queries=len(sub_queries(result)),
+        diversity=subquery_diversity(sub_queries(result), similarity),
+        dig=distinct_document_gain(retrieved),
+        best_subquery_recall_at_5=(
+            None if relevant is None else best_subquery_recall(retrieved, relevant)
+        ),
+        gists=None if result.sketch is None else len(result.sketch.gists),
+        seconds=result.timings.total_s,
+    )
+
+
+def seek_diagnostics(
+    results: Sequence[SeekResult],
+    qrels: Mapping[str, Mapping[str, int]] | None = None,
+    *,
+    wall_s: float | None = None,
+    run_questions: int | None = None,
+    similarity: PairSimilarity = token_jaccard,
+) -> SeekDiagnostics:
+    """The analyses over a run's results.
+
+    ``qrels`` (qid -> doc id -> grade; grade > 0 is relevant) enables best sub-query Recall@5
+    for the questions it judges; ``wall_s``, the wall time of a batch that ran
+    ``run_questions`` questions (default: all results; questions resumed from a checkpoint
+    took no time in it), gives the amortised seconds per question.
+    """
+    answered = [r for r in results if r.ok]
+    rows: list[QuestionDiagnostics] = []
+    for result in answered:
+        judged = None if qrels is None else qrels.get(result.id)
+        relevant = None if judged is None else [d for d, g in judged.items() if g > 0]
+        rows.append(diagnose_question(result, relevant or None, similarity))
+    seconds = [r.seconds for r in rows]
+    ran = len(results) if run_questions is None else run_questions
+    gist_counts = Counter(r.gists for r in rows if r.gists is not None)
+    return SeekDiagnostics(
+        questions=len(rows),
+        failed=len(results) - len(answered),
+        subquery_diversity=_round(_mean(r.diversity for r in rows)),
+        diversity_questions=sum(1 for r in rows if r.diversity is not None),
+        dig=_round(_mean(r.dig for r in rows)),
+        best_subquery_recall_at_5=_round(_mean(r.best_subquery_recall_at_5 for r in rows)),
+        recall_questions=sum(1 for r in rows if r.best_subquery_recall_at_5 is not None),
+        subqueries_per_question=_round(_mean(r.sub_queries for r in rows)),
+        gists_per_question=_round(_mean(r.gists for r in rows)),
+        gist_counts=dict(sorted(gist_counts.items())),
+        seconds_per_question=_round(_mean(seconds)),
+        seconds_per_question_p50=_round(statistics.median(seconds) if seconds else None),
+        amortised_seconds_per_question=_round(wall_s / ran if wall_s is not None and ran else None),
+        per_question=rows,
+    )
