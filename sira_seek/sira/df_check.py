@@ -5,6 +5,14 @@ cannot discriminate; both only add noise to the weighted query. A phrase is kept
 window of it (an analysed unigram, or a bigram from the shingle subfield) has
 0 < DF <= tau * |C|. DF of a window is summed over the source and enrichment fields: an upper
 bound of the union, exact when enrichment is empty.
+
+That is the reference's rule (``any_window``): "Danube bridges" survives on a rare "danube"
+even when the two words never stand together anywhere. ``phrase_occurs`` is the stricter reading
+(the phrase itself must occur): every window, each word and each adjacent pair (the shingle
+tier), must occur in the index, and the rarest must be rare enough. Pairs stand in for the phrase,
+exact for phrases of one or two words; for longer ones each pair must occur, not necessarily in
+one document (a per-phrase ``match_phrase`` count would cost a round trip per phrase).
+benchmarks/sira_query_variants.py compares the two; the default is the measured winner.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from pydantic import BaseModel, Field
 from sira_seek.backend import SearchBackend
 
 from .index_profile import IndexProfile
+from .settings import KeepRule
 from .term_vectors import TextFieldTerms, batch_term_statistics
 
 Tier = Literal["unigram", "ngram"]
@@ -90,7 +99,12 @@ def _windows(entry: TextFieldTerms, profile: IndexProfile) -> list[WindowStat]:
 
 
 def decide(
-    phrase: str, windows: list[WindowStat], max_doc_freq: float, doc_count: int
+    phrase: str,
+    windows: list[WindowStat],
+    max_doc_freq: float,
+    doc_count: int,
+    *,
+    rule: KeepRule = "any_window",
 ) -> CandidateDecision:
     """Apply the keep rule to one phrase's windows."""
     if not windows:
@@ -103,6 +117,16 @@ def decide(
             phrase=phrase,
             decision="absent",
             reason="no window occurs in the index",
+            doc_freq=0,
+            windows=windows,
+        )
+    missing = [w for w in windows if w.doc_freq == 0]
+    if rule == "phrase_occurs" and missing:
+        return CandidateDecision(
+            phrase=phrase,
+            decision="absent",
+            reason=f"{missing[0].tier} {missing[0].window!r} never occurs: the phrase is not "
+            "in the index (keep rule phrase_occurs)",
             doc_freq=0,
             windows=windows,
         )
@@ -139,6 +163,7 @@ class DocFrequencyChecker:
         max_kept: int = 32,
         max_phrase_words: int = 8,
         drop_query_copies: bool = True,
+        keep_rule: KeepRule = "any_window",
     ) -> None:
         self.backend = backend
         self.profile = profile
@@ -147,6 +172,7 @@ class DocFrequencyChecker:
         self.max_kept = max_kept
         self.max_phrase_words = max_phrase_words
         self.drop_query_copies = drop_query_copies
+        self.keep_rule: KeepRule = keep_rule
 
     def check(self, phrases: list[str], query: str | None = None) -> CandidateTable:
         """The candidate table for ``phrases`` (already de-duplicated, in model order).
@@ -188,7 +214,7 @@ class DocFrequencyChecker:
                 )
                 continue
             windows = _windows(by_phrase[phrase], self.profile)
-            decision = decide(phrase, windows, max_df, stats.doc_count)
+            decision = decide(phrase, windows, max_df, stats.doc_count, rule=self.keep_rule)
             unigrams = {w.window for w in windows if w.tier == "unigram"}
             if decision.kept and query_terms and unigrams <= query_terms:
                 decision = decision.model_copy(

@@ -88,6 +88,7 @@ class SiraRetriever:
             max_kept=self.settings.max_kept,
             max_phrase_words=self.settings.max_phrase_words,
             drop_query_copies=self.settings.drop_query_copies,
+            keep_rule=self.settings.keep_rule,
         )
 
     # -- compile ---------------------------------------------------------------------------
@@ -108,7 +109,7 @@ class SiraRetriever:
     ) -> WeightedQuery:
         """The weighted query for an already-prepared text and its candidate table."""
         p = self.profile
-        original = p.text_clause(ORIGINAL_NAME, text)
+        original = p.text_clause(ORIGINAL_NAME, text, ngrams=self.settings.original_ngrams)
         expansion = [
             p.text_clause(
                 f"sira_expansion:{cand.phrase}",

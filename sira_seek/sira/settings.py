@@ -15,6 +15,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Task = Literal["factoid", "multihop", "claim"]
+KeepRule = Literal["any_window", "phrase_occurs"]
 
 DEFAULT_TAU = 0.1
 DEFAULT_WEIGHT = 0.5
@@ -42,6 +43,15 @@ class SiraSettings(BaseSettings):
         default=True,
         description="Also score expansion phrases on the bigram (shingle) subfields, as the "
         "reference sums unigram and n-gram BM25.",
+    )
+    keep_rule: KeepRule = Field(
+        default="any_window",
+        description="any_window: some window of the phrase has 0 < DF <= tau*|C| (the reference); "
+        "phrase_occurs: every window occurs and the rarest is rare enough.",
+    )
+    original_ngrams: bool = Field(
+        default=False,
+        description="Also score the original query on the bigram (shingle) subfields.",
     )
     drop_query_copies: bool = Field(
         default=True,

@@ -7,7 +7,12 @@ import pytest
 from sira_doubles import DF, DFTableBackend
 
 from sira_seek.backend import SearchBackend
-from sira_seek.sira.df_check import DocFrequencyChecker, TooManyCandidatesError, decide
+from sira_seek.sira.df_check import (
+    DocFrequencyChecker,
+    TooManyCandidatesError,
+    WindowStat,
+    decide,
+)
 from sira_seek.sira.index_profile import IndexProfile
 
 
@@ -142,3 +147,30 @@ def test_phrases_that_only_repeat_the_query_are_dropped(fake_backend: DFTableBac
         fake_backend, IndexProfile(index="idx"), tau=0.1, drop_query_copies=False
     )
     assert off.check(["Nolan"], query=query).candidates[0].decision == "kept"
+
+
+def test_phrase_occurs_rule_drops_a_phrase_whose_words_never_stand_together() -> None:
+    """ "Christopher Malayalam": both words are rare and occur, the pair never does. The
+    reference rule keeps it on the rare word; phrase_occurs drops it and names the pair."""
+    backend = DFTableBackend(DF)
+    phrases = ["Christopher Malayalam", "Malayalam cinema", "Nolan"]
+    loose = _checker(backend).check(phrases)
+    strict = DocFrequencyChecker(
+        DFTableBackend(DF), IndexProfile(index="idx"), tau=0.1, keep_rule="phrase_occurs"
+    ).check(phrases)
+    assert [c.decision for c in loose.candidates] == ["kept", "kept", "kept"]
+    assert [c.decision for c in strict.candidates] == ["absent", "kept", "kept"]
+    dropped = strict.candidates[0]
+    assert "'christopher malayalam' never occurs" in dropped.reason and dropped.doc_freq == 0
+    # a phrase that occurs keeps the same deciding window under both rules
+    assert strict.candidates[1].doc_freq == loose.candidates[1].doc_freq == 8
+
+
+def test_phrase_occurs_still_applies_tau_to_the_rarest_window() -> None:
+    windows = [
+        WindowStat(window="film", tier="unigram", doc_freq=600),
+        WindowStat(window="director", tier="unigram", doc_freq=300),
+        WindowStat(window="film director", tier="ngram", doc_freq=150),
+    ]
+    d = decide("film director", windows, 100, 1000, rule="phrase_occurs")
+    assert d.decision == "too_common" and d.doc_freq == 150

@@ -193,3 +193,24 @@ def test_ngram_tier_adds_the_shingle_field_for_known_bigrams(fake_backend: DFTab
     off = SiraRetriever(fake_backend, "idx", settings=SiraSettings(ngram_tier=False))
     clauses = off.search("who", phrases=phrases).body["query"]["bool"]["should"][1]["bool"]
     assert all("match" in c for c in clauses["should"])
+
+
+def test_original_ngrams_puts_the_shingle_tier_on_the_original_query(
+    fake_backend: DFTableBackend,
+) -> None:
+    """Off: the original query is plain unigram BM25 (the classic baseline). On: its bigrams
+    score too, as the reference sums both tiers for every query; expansions are unchanged."""
+    off = SiraRetriever(fake_backend, "idx").search("who directed", phrases=["Nolan"])
+    assert off.body["query"]["bool"]["should"][0] == {
+        "match": {"contents": {"query": "who directed", "_name": "sira_original"}}
+    }
+    on_settings = SiraSettings(original_ngrams=True)
+    on = SiraRetriever(fake_backend, "idx", settings=on_settings).search(
+        "who directed", phrases=["Nolan"]
+    )
+    original, expansion = on.body["query"]["bool"]["should"]
+    assert original["multi_match"]["fields"] == ["contents", "contents.shingles"]
+    assert original["multi_match"]["_name"] == "sira_original"
+    assert expansion == off.body["query"]["bool"]["should"][1]
+    plain = SiraRetriever(fake_backend, "idx", settings=on_settings).search("who directed")
+    assert plain.plain_bm25 and "multi_match" in plain.body["query"]
