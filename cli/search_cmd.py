@@ -208,9 +208,7 @@ def search(
         with QueryLogger(backend) as qlog:
             qlog.log(record_from_sira(result, weight=settings.weight, tau=settings.tau))
     if as_json:
-        # `explain` is always there, so the keys never depend on --explain.
-        payload = {**result.to_json_dict(), "explain": result.explain()}
-        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(result.to_search_json(), ensure_ascii=False, indent=2))
     elif explain:
         click.echo(result.explain())
     else:

@@ -1,1 +1,1 @@
-"""The HTTP API (`sira-seek serve`): SIRA search and SEEK answers for applications in any language."""
+"""The HTTP API (`sira-seek serve`): SIRA search and SEEK answers for any language."""

@@ -98,3 +98,12 @@ class SiraResult(BaseModel):
             "llm_calls": [c.model_dump() for c in self.llm_calls],
             "notes": self.notes,
         }
+
+    def to_search_json(self) -> dict[str, Any]:
+        """The document ``sira-seek search --json`` prints and ``POST /search`` returns.
+
+        One function for both, so the HTTP API and the command line cannot drift apart:
+        ``to_json_dict`` plus ``explain``, the Dev Tools request (always present, so the keys
+        never depend on a flag).
+        """
+        return {**self.to_json_dict(), "explain": self.explain()}

@@ -1,0 +1,102 @@
+"""``sira-seek serve``: the HTTP API (``sira_seek.service``) under uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from typing import Any
+
+import click
+
+from .options import cluster_options
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--index", default=None, help="Index used when a request names none.")
+@click.option(
+    "--llm",
+    "llm_spec",
+    default=None,
+    help="LLM spec (openai:URL#MODEL, llamacpp:gemma3-270m): SIRA for /search requests "
+    "without expansions, and SEEK's model for /ask (default for /ask: SIRA_SEEK_LLM_BACKEND, "
+    "else the CPU model). Without it /search is BM25 unless the body brings expansions.",
+)
+@click.option(
+    "--access-log/--no-access-log",
+    default=True,
+    show_default=True,
+    help="One line per request on stderr (method, path, status; never a body).",
+)
+@cluster_options
+def serve(
+    host: str,
+    port: int,
+    index: str | None,
+    llm_spec: str | None,
+    access_log: bool,
+    url: str | None,
+    api_key: str | None,
+    username: str | None,
+    password: str | None,
+    ca_certs: str | None,
+    ssl_fingerprint: str | None,
+    insecure: bool,
+    engine: Any,
+) -> None:
+    """Serve POST /search, POST /ask, GET /health and OpenAPI docs (/docs) over HTTP.
+
+    The cluster is configured as for every command (--url or the local node, auth, TLS) and
+    connected on the first request that needs it: a server started before its cluster
+    answers 503 with the reason until the cluster is up. Bind to a non-loopback --host only
+    behind your own authentication: the API has none.
+    """
+    import uvicorn
+
+    import sira_seek
+    from sira_seek.service.app import ServiceConfig, create_app
+    from sira_seek.service.redaction import RedactingFilter, Redactor
+
+    redact = Redactor.for_cluster(url=url, password=password, api_key=api_key)
+
+    def connect() -> sira_seek.SiraSeek:
+        return sira_seek.connect(
+            url,
+            api_key=api_key,
+            username=username,
+            password=password,
+            ca_certs=ca_certs,
+            ssl_fingerprint=ssl_fingerprint,
+            verify_certs=not insecure,
+            engine=engine,
+        )
+
+    app = create_app(connect, ServiceConfig(llm=llm_spec, index=index), redact=redact)
+    if not _is_loopback(host):
+        click.echo(f"warning: listening on {host}: the API has no authentication", err=True)
+    config = uvicorn.Config(
+        app, host=host, port=port, access_log=access_log, log_level="info", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    # uvicorn installs its handlers when the server is configured; every handler in the
+    # process then masks the secrets, whatever logger a record comes from.
+    secret_filter = RedactingFilter(redact)
+    root = logging.getLogger()
+    if not root.handlers:  # else Python's last-resort handler would print unfiltered
+        fallback = logging.StreamHandler()
+        fallback.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        root.addHandler(fallback)
+    for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(secret_filter)
+    server.run()

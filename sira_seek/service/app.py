@@ -1,0 +1,371 @@
+"""The HTTP API behind ``sira-seek serve``: SIRA search and SEEK answers as JSON over HTTP.
+
+Applications in any language, and agents, reach the same library code as the command line:
+``POST /search`` returns exactly the document ``sira-seek search --json`` prints (both come
+from ``SiraResult.to_search_json``), ``POST /ask`` the ``SeekResult`` of ``sira-seek ask``.
+
+The cluster is connected lazily and retried on every request until it answers, so a server
+started before its cluster (or outliving a restart) reports ``503`` with the reason instead
+of refusing to start. Errors are mapped once, in ``_http_error``: bad bodies are ``422``, an
+unknown index ``404``, the cluster or LLM unreachable ``503``; secrets never reach a
+response (``Redactor``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from sira_seek import __version__
+from sira_seek.backend import ScanContextLostError
+from sira_seek.esplugin.errors import SiraSeekEngineError
+from sira_seek.llm.errors import LLMCallError
+from sira_seek.sira.index_profile import SiraIndexError
+from sira_seek.sira.term_vectors import TermStatisticsError
+
+from .redaction import Redactor
+
+if TYPE_CHECKING:
+    from sira_seek.client import SiraSeek
+    from sira_seek.sira.expansions import LLMExpander
+    from sira_seek.sira.results import SiraResult
+
+logger = logging.getLogger(__name__)
+
+UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
+    SiraSeekEngineError,
+    TermStatisticsError,
+    ScanContextLostError,
+    LLMCallError,
+)
+"""The cluster or the LLM refused or cannot be reached: ``503`` with the reason."""
+
+LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
+"""LLM failures that mean the LLM is not there (``503``). Other failed calls (a malformed or
+too long answer) degrade to BM25 with a note, exactly as ``sira-seek search`` does."""
+
+
+class ServiceConfig(BaseModel):
+    """What ``sira-seek serve`` was started with, minus the cluster (the ``connect`` given to
+    ``create_app``) and the secrets (the ``Redactor``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    llm: str | None = Field(
+        default=None,
+        description="LLM spec for SIRA expansions (requests without `expansions`) and SEEK.",
+    )
+    index: str | None = Field(default=None, description="Index used when a body names none.")
+
+
+class SearchRequest(BaseModel):
+    """``POST /search``: BM25 without expansions and without a configured LLM, SIRA
+    otherwise (the body's phrases win over the LLM)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "index": "wikimh",
+                    "query": "Which magazine was started first, Arthur's Magazine or "
+                    "First for Women?",
+                    "expansions": ["literary periodical", "Bauer Media Group", "1844"],
+                    "k": 10,
+                }
+            ]
+        },
+    )
+
+    index: str | None = Field(default=None, description="Index or alias (default: --index).")
+    query: str = Field(min_length=1, description="The user's query, as typed.")
+    expansions: list[str] | None = Field(
+        default=None,
+        description="Precomputed candidate phrases; the index's DF decides which are kept.",
+    )
+    k: int = Field(default=10, ge=1, le=1000, description="Number of hits.")
+    tau: float | None = Field(default=None, gt=0, le=1, description="DF cap (default 0.1).")
+    weight: float | None = Field(default=None, ge=0, description="Expansion weight w (0.5).")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
+
+
+class AskRequest(BaseModel):
+    """``POST /ask``: one question answered with SEEK (or a baseline ``method``)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"index": "wikimh", "question": "Are Christopher Nolan and Sathish Kalathil "
+                 "both film directors?"}
+            ]
+        },
+    )  # fmt: skip
+
+    index: str | None = Field(default=None, description="Index or alias (default: --index).")
+    question: str = Field(min_length=1)
+    retriever: Literal["bm25", "sira"] = Field(
+        default="bm25", description="How sub-queries search the index (sira uses the LLM)."
+    )
+    method: Literal["seek", "vanilla-rag", "vanilla-llm"] = "seek"
+    variant: Literal[
+        "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init"
+    ] = "sequential"
+    top_k: int | None = Field(default=None, ge=1, le=50, description="Documents per sub-query.")
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the question is blank")
+        return value
+
+
+class ServiceError(Exception):
+    """A failure with its HTTP status and a message for the caller (already redacted)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+class LazyCluster:
+    """One ``SiraSeek`` shared by all requests, connected on first use.
+
+    A failed connection is not remembered: the next request tries again, so the server
+    recovers by itself once the cluster answers. The clients are thread-safe, so one
+    connection serves the worker threads of the sync endpoints.
+    """
+
+    def __init__(self, connect: Callable[[], SiraSeek]) -> None:
+        self._connect = connect
+        self._lock = threading.Lock()
+        self._client: SiraSeek | None = None
+
+    def get(self) -> SiraSeek:
+        with self._lock:
+            if self._client is None:
+                self._client = self._connect()
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+
+class SharedExpander:
+    """The configured LLM's expander, built once (a CPU model loads once, not per request)."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._expander: LLMExpander | None = None
+
+    def get(self) -> LLMExpander:
+        from sira_seek.sira.expansions import LLMExpander
+
+        with self._lock:
+            if self._expander is None:
+                self._expander = LLMExpander.from_spec(self.spec)
+            return self._expander
+
+    def close(self) -> None:
+        with self._lock:
+            if self._expander is not None:
+                self._expander.close()
+                self._expander = None
+
+
+def _http_error(exc: BaseException, redact: Redactor) -> ServiceError:
+    """Where a library failure goes: 503 for the cluster or LLM, 404 for a missing index,
+    422 for values the library refuses. Unknown failures are not mapped (500, logged)."""
+    if isinstance(exc, ServiceError):
+        return exc
+    if isinstance(exc, UNAVAILABLE_ERRORS):
+        return ServiceError(503, redact(str(exc)))
+    if isinstance(exc, SiraIndexError):
+        status = 404 if "does not exist" in str(exc) else 422
+        return ServiceError(status, redact(str(exc)))
+    if isinstance(exc, ValueError):  # pydantic's ValidationError is one
+        return ServiceError(422, redact(str(exc)))
+    raise exc
+
+
+def _validation_message(errors: list[Any]) -> str:
+    """``body.query: Field required; body.k: Input should be greater than or equal to 1``."""
+    parts = []
+    for err in errors:
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(
+    connect: Callable[[], SiraSeek],
+    config: ServiceConfig | None = None,
+    *,
+    redact: Redactor | None = None,
+) -> FastAPI:
+    """The FastAPI application over the cluster ``connect`` reaches.
+
+    ``connect`` is called lazily (and again after a failure), so tests and callers can pass
+    ``lambda: SiraSeek(backend)`` or ``sira_seek.connect`` with their settings.
+    """
+    config = config or ServiceConfig()
+    redact = redact or Redactor()
+    cluster = LazyCluster(connect)
+    expander = SharedExpander(config.llm) if config.llm else None
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        try:
+            cluster.get()
+        except UNAVAILABLE_ERRORS as exc:
+            logger.warning("the cluster is not reachable yet (%s); retrying per request", exc)
+        yield
+        if expander is not None:
+            expander.close()
+        cluster.close()
+
+    app = FastAPI(
+        title="sira-seek",
+        version=__version__,
+        description="SIRA retrieval (LLM-proposed, DF-grounded query expansion as one "
+        "weighted BM25 query) and SEEK answers over an Elasticsearch or OpenSearch cluster.",
+        lifespan=lifespan,
+    )
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
+        return JSONResponse(status_code=exc.status, content={"detail": exc.detail})
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's default echoes the rejected input back; a clear line per problem is
+        # enough, and never repeats what the caller sent.
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()
+        ]
+        message = redact(_validation_message(errors))
+        return JSONResponse(status_code=422, content={"detail": message, "errors": errors})
+
+    def index_for(given: str | None) -> str:
+        index = given or config.index
+        if not index:
+            raise ServiceError(
+                422, "body.index: no index given and the server has no default (--index)"
+            )
+        return index
+
+    @app.get("/health", summary="Whether the cluster answers, and what it is")
+    def health() -> JSONResponse:
+        try:
+            sk = cluster.get()
+            status = sk.backend.wait_for_health("red", timeout_s=5)
+        except UNAVAILABLE_ERRORS as exc:
+            return JSONResponse(
+                status_code=503,
+                content={"status": "unavailable", "detail": redact(str(exc))},
+            )
+        info = sk.backend.info
+        body = {
+            "status": "ok" if status in ("green", "yellow") else "degraded",
+            "cluster_status": status,
+            "engine": info.engine,
+            "version": info.version,
+            "cluster_name": info.cluster_name,
+            "llm": config.llm,
+            "index": config.index,
+            "sira_seek": __version__,
+        }
+        return JSONResponse(status_code=200 if body["status"] == "ok" else 503, content=body)
+
+    @app.post(
+        "/search",
+        summary="BM25 or SIRA search; the same JSON as `sira-seek search --json`",
+        response_description="`hits` [{`_id`, `score`, `title`, `matched_queries`, "
+        "`rerank_score`}], `query` (the request body sent), `candidates` (the grounded "
+        "candidate table), `categories`, `doc_count`, `max_doc_freq`, `plain_bm25`, "
+        "`expansion_source`, `timings_ms`, `llm_calls`, `notes`, `explain` (Dev Tools).",
+    )
+    def search(request: SearchRequest) -> dict[str, Any]:
+        index = index_for(request.index)
+        try:
+            result = _search(cluster.get(), index, request, expander)
+        except Exception as exc:
+            raise _http_error(exc, redact) from None
+        return result.to_search_json()
+
+    @app.post(
+        "/ask",
+        summary="Answer a question with SEEK: the completed sketch, sub-queries, answer",
+        response_description="The `SeekResult`, as `sira-seek ask --json` without `explain`.",
+    )
+    def ask(request: AskRequest) -> dict[str, Any]:
+        index = index_for(request.index) if request.method != "vanilla-llm" else request.index
+        try:
+            result = cluster.get().ask(
+                request.question,
+                index=index,
+                llm=config.llm,
+                retriever=request.retriever,
+                method=request.method,
+                variant=request.variant,
+                top_k=request.top_k,
+            )
+        except Exception as exc:
+            raise _http_error(exc, redact) from None
+        if result.error:
+            # The pipeline records a failed question instead of raising (batches go on);
+            # for one question over HTTP that is the LLM or the cluster failing.
+            raise ServiceError(503, redact(f"the question failed: {result.error}"))
+        return result.model_dump(mode="json")
+
+    return app
+
+
+def _search(
+    sk: SiraSeek, index: str, request: SearchRequest, expander: SharedExpander | None
+) -> SiraResult:
+    """The facade's search for BM25 and precomputed phrases; the shared LLM expander when
+    the server has an LLM and the body brings no phrases."""
+    if not sk.backend.index_exists(index):
+        raise ServiceError(404, f"index {index!r} does not exist: ingest a corpus into it first")
+    knobs: Mapping[str, Any] = {"k": request.k, "tau": request.tau, "weight": request.weight}
+    if request.expansions is not None:
+        table = {request.query: request.expansions}
+        return sk.search(request.query, index=index, method="sira", expansions=table, **knobs)
+    if expander is None:
+        return sk.search(request.query, index=index, method="bm25", **knobs)
+    from sira_seek.sira.retriever import SiraRetriever
+    from sira_seek.sira.settings import SiraSettings
+
+    values = {"size": request.k, "tau": request.tau, "weight": request.weight}
+    settings = SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
+    # Not closed after the request: the expander (and its model) is the server's.
+    retriever = SiraRetriever(
+        sk.backend, index, settings=settings, expander=expander.get(), source=["title"]
+    )
+    result = retriever.search(request.query)
+    for call in result.llm_calls:
+        kind = (call.error or "").split(":", 1)[0]
+        if kind in LLM_DOWN_KINDS:
+            raise ServiceError(503, f"the LLM {expander.spec!r} failed: {call.error}")
+    return result
