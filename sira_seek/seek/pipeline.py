@@ -18,6 +18,7 @@ from sira_seek.llm.client import LLMClient
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
+from .baselines import BASELINE_METHODS, BaselineMethod, make_baseline
 from .output_parsing import (
     clean_evidence,
     clean_subquery,
@@ -75,6 +76,16 @@ class SeekPipeline:
             raise RetrieverRequiredError(
                 f"method {self.settings.method!r} retrieves: give a retriever (e.g. BM25Retriever)"
             )
+        # Iter-RetGen and ReWOO have loops of their own (sira_seek.seek.baselines).
+        self.baseline: BaselineMethod | None = None
+        if self.settings.method in BASELINE_METHODS:
+            assert retriever is not None
+            style: Literal["chat", "fewshot"] = (
+                "fewshot" if self.prompts.style == "fewshot" else "chat"
+            )
+            self.baseline = make_baseline(
+                self.settings.method, llm, retriever, self.settings, style
+            )
 
     # -- public ----------------------------------------------------------------------------
     async def answer(self, question: QuestionInput | str) -> SeekResult:
@@ -82,6 +93,8 @@ class SeekPipeline:
         are recorded on the step and the step continues without documents."""
         if isinstance(question, str):
             question = QuestionInput(id="q0", question=question)
+        if self.baseline is not None:
+            return await self.baseline.answer(question)
         run = _QuestionRun(question, self.settings)
         s = self.settings
         if s.method == "vanilla-llm":

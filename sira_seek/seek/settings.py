@@ -11,8 +11,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SeekMethod = Literal["seek", "vanilla-rag", "vanilla-llm"]
-"""SEEK itself, or one of the two baselines it is compared with."""
+SeekMethod = Literal["seek", "vanilla-rag", "vanilla-llm", "iter-retgen", "rewoo"]
+"""SEEK itself, or a baseline it is compared with: the two one-shot ones, and the iterative
+Iter-RetGen and ReWOO (`sira_seek.seek.baselines`) over the same retriever and LLM."""
 
 SeekVariant = Literal[
     "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init", "rewrite-page"
@@ -24,7 +25,7 @@ PromptStyle = Literal["auto", "chat", "fewshot"]
 """``chat`` for instruction models, ``fewshot`` for base models continuing solved examples;
 ``auto`` picks ``fewshot`` for in-process llama.cpp models and ``chat`` for servers."""
 
-METHODS: tuple[str, ...] = ("seek", "vanilla-rag", "vanilla-llm")
+METHODS: tuple[str, ...] = ("seek", "vanilla-rag", "vanilla-llm", "iter-retgen", "rewoo")
 VARIANTS: tuple[str, ...] = (
     "sequential",
     "parallel",
@@ -68,6 +69,20 @@ class SeekSettings(BaseSettings):
     top_k_sampling: int | None = Field(default=20, ge=0)
     seed: int | None = 66
     retrieval_timeout_s: float = Field(default=30.0, gt=0)
+    iter_retgen_iterations: int = Field(
+        default=3,
+        ge=1,
+        le=10,
+        description="Iter-RetGen's T: retrieve-generate rounds (3, FlashRAG's default)",
+    )
+    iter_retgen_query_words: int = Field(
+        default=128,
+        ge=8,
+        description="Iter-RetGen: words of the previous generation kept in the next search",
+    )
+    rewoo_max_steps: int = Field(
+        default=5, ge=1, le=12, description="ReWOO: plan steps run at most (later ones dropped)"
+    )
     chat_template_kwargs: dict[str, object] | None = Field(
         default=None, description='e.g. {"enable_thinking": false} for Qwen3 on vLLM'
     )

@@ -1,0 +1,80 @@
+"""Iter-RetGen (Shao et al., 2023, "Enhancing Retrieval-Augmented Large Language Models with
+Iterative Retrieval-Generation Synergy"): retrieval and generation alternate for T rounds.
+
+Round 1 searches with the question; round t > 1 searches with the previous round's whole
+generation followed by the question (the paper's ``y_{t-1} || q``), so the answer the model
+reached so far, right or wrong, pulls in the documents that confirm or correct it. Each round
+answers from that round's documents only; the last round's generation is the answer.
+
+Simplified: the paper also distils generation-aware retrievers; here the retriever is the
+cluster's (BM25 or SIRA) and stays fixed. Its demonstrations are chain-of-thought with "So the
+answer is"; here the answer is tagged ``<answer>`` as in every method, so scoring is the same.
+With few-shot prompts (small base models) a generation is one answer line, not a chain of
+thought. The previous generation in a search is cut to ``iter_retgen_query_words`` words.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+from sira_seek.llm.client import LLMClient
+
+from ..output_parsing import extract_answer, strip_reasoning
+from ..results import QuestionInput, SeekResult
+from ..retrieval import Retriever
+from ..settings import SeekSettings
+from .iter_retgen_prompts import IterRetGenPrompts
+from .run import BaselineRun
+
+logger = logging.getLogger(__name__)
+
+
+def generation_for_search(raw: str, max_words: int) -> str:
+    """A generation as search text: no reasoning blocks or answer tags, one line, capped."""
+    text = strip_reasoning(raw).replace("<answer>", " ").replace("</answer>", " ")
+    return " ".join(text.split()[:max_words])
+
+
+class IterRetGen:
+    """T rounds of (search, answer); the record holds one step per round."""
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        retriever: Retriever,
+        *,
+        settings: SeekSettings,
+        style: Literal["chat", "fewshot"],
+    ) -> None:
+        self.llm = llm
+        self.retriever = retriever
+        self.settings = settings
+        self.prompts = IterRetGenPrompts(settings, style)
+
+    async def answer(self, question: QuestionInput) -> SeekResult:
+        s = self.settings
+        run = BaselineRun(
+            question, method="iter-retgen", llm=self.llm, retriever=self.retriever, settings=s
+        )
+        previous: str | None = None
+        raw = ""
+        rounds = s.iter_retgen_iterations
+        for t in range(rounds):
+            if previous is None:
+                query = question.question
+            else:
+                carried = generation_for_search(previous, s.iter_retgen_query_words)
+                query = f"{carried} {question.question}" if carried else question.question
+                if not carried:
+                    run.note(f"round {t + 1}: previous generation was empty, searched the question")
+            _, docs = await run.search(query, gist_index=None, raw_output=previous)
+            stage = "answer" if t == rounds - 1 else "generate"
+            response = await run.generate(stage, self.prompts.generate(question.question, docs))
+            raw = response.text
+            if self.prompts.style == "fewshot":
+                raw = "<answer>" + raw  # the prompt ended with the opening tag
+            previous = raw
+        run.result.raw_answer = raw
+        run.result.answer = extract_answer(raw)
+        return run.finish()

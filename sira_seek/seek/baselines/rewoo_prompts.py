@@ -1,0 +1,137 @@
+"""ReWOO's three prompts: the Planner (whole plan up front), the LLM tool, the Solver.
+
+The plan format is the paper's: ``Plan: <why>`` then ``#E<n> = Tool[input]``, where an input
+may name earlier evidence as ``#E<k>``. Two tools: ``Search`` (the cluster, top-k documents)
+and ``LLM`` (the model answering an instruction over the evidence given to it). Chat prompts
+instruct; few-shot prompts show solved plans so a small base model copies the format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from sira_seek.llm.request import LLMRequest
+
+from ..settings import SeekSettings
+from .prompts_common import chat_request, completion_request, flat
+
+SYSTEM = (
+    "You solve multi-hop questions with a search engine over a document collection. Follow "
+    "the requested output format exactly."
+)
+
+TOOLS = (
+    "Search[query]: searches the document collection and returns the top documents. The "
+    "query is a short line of keywords.\n"
+    "LLM[instruction]: a language model like you, for reading evidence or using general "
+    "knowledge; the instruction can include earlier evidence such as #E1."
+)
+
+_PLAN_EXAMPLE = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Plan: Find documents about the director of the film Jaws.\n"
+    "#E1 = Search[director of the film Jaws]\n"
+    "Plan: Read the director's name from those documents.\n"
+    "#E2 = LLM[Who directed the film Jaws? Given context: #E1]\n"
+    "Plan: Find where that director was born.\n"
+    "#E3 = Search[#E2 birthplace]\n"
+    "Plan: Read the country from those documents.\n"
+    "#E4 = LLM[In which country was #E2 born? Given context: #E3]\n"
+)
+
+_PLAN_EXAMPLE_2 = (
+    "Question: Are Lake Tahoe and Crater Lake in the same state?\n"
+    "Plan: Find the state of Lake Tahoe.\n"
+    "#E1 = Search[Lake Tahoe state]\n"
+    "Plan: Find the state of Crater Lake.\n"
+    "#E2 = Search[Crater Lake state]\n"
+)
+
+_TOOL_SHOT = (
+    "Input: Who directed the film Jaws? Given context: [1] Jaws (film): Jaws is a 1975 "
+    "American thriller film directed by Steven Spielberg.\n"
+    "Output: Steven Spielberg\n\n"
+)
+
+_SOLVE_SHOT = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Evidence:\n"
+    "#E1 = Search[director of the film Jaws]: [1] Jaws (film): Jaws is a 1975 American "
+    "thriller film directed by Steven Spielberg.\n"
+    "#E2 = LLM[Who directed the film Jaws? Given context: #E1]: Steven Spielberg\n"
+    "#E3 = Search[Steven Spielberg birthplace]: [1] Steven Spielberg: Steven Allan Spielberg "
+    "(born 1946 in Cincinnati, Ohio) is an American film director.\n"
+    "Answer: <answer>United States</answer>\n\n"
+)
+
+PLAN_PREFIX = "Plan:"
+"""Where a few-shot plan prompt stops; the model's text continues it."""
+
+
+@dataclass(frozen=True)
+class SolvedStep:
+    """One executed step as the Solver reads it: the call as run, and its evidence."""
+
+    description: str
+    call: str
+    evidence: str
+
+
+class ReWOOPrompts:
+    """Planner, LLM-tool and Solver requests in the resolved prompt style."""
+
+    def __init__(self, settings: SeekSettings, style: Literal["chat", "fewshot"]) -> None:
+        self.settings = settings
+        self.style = style
+
+    def plan(self, question: str) -> LLMRequest:
+        s = self.settings
+        if self.style == "fewshot":
+            prompt = (
+                f"Tools:\n{TOOLS}\n\n{_PLAN_EXAMPLE}\n{_PLAN_EXAMPLE_2}\n"
+                f"Question: {flat(question)}\n{PLAN_PREFIX}"
+            )
+            return completion_request(
+                s, prompt, max_tokens=s.sketch_max_tokens, stop=("\n\n", "Question:")
+            )
+        user = (
+            "For the question below, make a plan that solves it step by step. For each step, "
+            "write one line `Plan: <what this step finds out>` and then one line "
+            "`#E<n> = <Tool>[<input>]` calling one tool; its result is stored as evidence "
+            "#E<n>, which later tool inputs can use (write #E1, #E2, ...). Write the whole "
+            f"plan now, in at most {s.rewoo_max_steps} steps: you will not see any evidence "
+            f"before the plan is complete.\n\nTools:\n{TOOLS}\n\nExample:\n{_PLAN_EXAMPLE}\n"
+            f"Question: {question}\n\nOutput only the plan."
+        )
+        return chat_request(s, SYSTEM, user, max_tokens=s.sketch_max_tokens)
+
+    def llm_tool(self, instruction: str) -> LLMRequest:
+        s = self.settings
+        if self.style == "fewshot":
+            prompt = f"{_TOOL_SHOT}Input: {flat(instruction)}\nOutput:"
+            return completion_request(s, prompt, max_tokens=s.slot_max_tokens, stop=("\n",))
+        user = f"{instruction}\n\nReply in one short sentence, names and numbers included."
+        return chat_request(s, SYSTEM, user, max_tokens=s.slot_max_tokens)
+
+    def solve(self, question: str, steps: Sequence[SolvedStep]) -> LLMRequest:
+        s = self.settings
+        if self.style == "fewshot":
+            lines = "\n".join(f"{flat(st.call)}: {flat(st.evidence)}" for st in steps)
+            prompt = (
+                f"{_SOLVE_SHOT}Question: {flat(question)}\nEvidence:\n{lines}\nAnswer: <answer>"
+            )
+            return completion_request(
+                s, prompt, max_tokens=s.answer_max_tokens, stop=("</answer>", "\n")
+            )
+        blocks = "\n\n".join(
+            f"Plan: {st.description}\n{st.call}\nEvidence: {st.evidence}" for st in steps
+        )
+        user = (
+            "Solve the question below. A plan was made step by step and evidence was "
+            "gathered for each step; use it with caution, as long evidence may hold irrelevant "
+            f"text.\n\n{blocks}\n\nQuestion: {question}\n\nReason in at most three sentences, "
+            "then give the final answer (a few words, or yes/no) as <answer>...</answer>."
+        )
+        return chat_request(s, SYSTEM, user, max_tokens=s.answer_max_tokens, stop=("</answer>",))

@@ -1,0 +1,92 @@
+"""What every baseline does per question: timed searches and LLM calls recorded on a result.
+
+The same bookkeeping as SEEK's own loop (a failed search is recorded on its step and the
+question goes on without documents; a failed LLM call raises, and the batch records the
+question as failed), kept apart so a baseline never reaches into the SEEK pipeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from sira_seek.llm.client import LLMClient
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMResponse
+
+from ..results import QuestionInput, SeekResult, StageUsage, SubQueryStep
+from ..retrieval import RetrievedDoc, Retriever
+from ..settings import SeekSettings
+
+logger = logging.getLogger(__name__)
+
+
+class BaselineRun:
+    """One question's mutable state while a baseline runs; `finish` returns its record."""
+
+    def __init__(
+        self,
+        question: QuestionInput,
+        *,
+        method: str,
+        llm: LLMClient,
+        retriever: Retriever,
+        settings: SeekSettings,
+    ) -> None:
+        self.q = question
+        self.llm = llm
+        self.retriever = retriever
+        self.settings = settings
+        self.started = time.perf_counter()
+        self.result = SeekResult(
+            id=question.id,
+            question=question.question,
+            golden_answers=list(question.golden_answers),
+            method=method,
+        )
+
+    async def generate(self, stage: str, request: LLMRequest) -> LLMResponse:
+        """One LLM call, its cost booked under ``stage``.
+
+        Baseline stages (``generate``, ``plan``, ``tool``) are not SEEK's, so they are booked
+        in ``usage.by_stage`` directly; the final answer call is always ``answer``, as in SEEK,
+        so reports compare answer costs across methods.
+        """
+        response = await self.llm.generate(request)
+        self.result.usage.by_stage.setdefault(stage, StageUsage()).add(response)
+        return response
+
+    async def search(
+        self, query: str, *, gist_index: int | None, raw_output: str | None = None
+    ) -> tuple[SubQueryStep, list[RetrievedDoc]]:
+        """Top-k documents for ``query``, recorded as a step (errors kept on the step)."""
+        s = self.settings
+        step = SubQueryStep(
+            gist_index=gist_index, sub_query=query, retrieved_ids=[], raw_output=raw_output
+        )
+        started = time.perf_counter()
+        try:
+            docs = await asyncio.wait_for(
+                asyncio.to_thread(self.retriever.retrieve, query, s.top_k),
+                timeout=s.retrieval_timeout_s,
+            )
+        except Exception as exc:  # one failed search costs one step's evidence, not the run
+            step.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            logger.warning("question %s: search failed: %s", self.q.id, step.error)
+            docs = []
+        step.retrieval_ms = (time.perf_counter() - started) * 1000
+        step.retrieved_ids = [doc.id for doc in docs]
+        self.result.steps.append(step)
+        self.result.timings.retrieval_s += step.retrieval_ms / 1000
+        return step, docs
+
+    def note(self, text: str) -> None:
+        """A remark a reader of the record needs (a fallback taken, something dropped)."""
+        logger.info("question %s: %s", self.q.id, text)
+        self.result.notes.append(text)
+
+    def finish(self) -> SeekResult:
+        self.result.timings.total_s = time.perf_counter() - self.started
+        self.result.timings.llm_s = self.result.usage.total.llm_seconds
+        return self.result
