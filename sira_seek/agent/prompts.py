@@ -1,0 +1,210 @@
+"""The one prompt of the agentic search loop: "given the question and what you found so far,
+choose the next action", answered as a small JSON object under a schema.
+
+Two renderings of the same transcript, because the models differ in what they can follow: an
+instruction model reads a chat instruction; a 270M base model (the CPU default) only continues
+a pattern, so it sees two solved episodes first and the new one ends at ``Step N:``. The action
+schema is flat and length-bounded (one ``text`` field whose meaning depends on ``action``)
+so llama.cpp's grammar always closes the object well inside ``max_tokens`` and a small model
+has one shape to copy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sira_seek.llm.request import ChatMessage, LLMRequest
+
+PromptStyle = Literal["chat", "fewshot"]
+
+ActionKind = Literal["search", "category", "answer"]
+
+MAX_TEXT_CHARS = 80
+MAX_EXPANSIONS = 4
+MAX_EXPANSION_CHARS = 32
+
+ACTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": ["search", "category", "answer"]},
+        "text": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT_CHARS},
+        "expansions": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": MAX_EXPANSION_CHARS},
+            "maxItems": MAX_EXPANSIONS,
+        },
+    },
+    "required": ["action", "text", "expansions"],
+    "additionalProperties": False,
+}
+"""What the LLM answers each step: search ``text`` (the query) with ``expansions`` (words a
+relevant page would contain), look up the category ``text``, or ``answer`` with ``text``."""
+
+
+class AgentAction(BaseModel):
+    """One decoded action; validated again here because a server may ignore the schema."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    action: ActionKind
+    text: str = Field(min_length=1)
+    expansions: list[str] = Field(default_factory=list)
+
+    def to_prompt_json(self) -> str:
+        return json.dumps(self.model_dump(), ensure_ascii=False)
+
+
+class TranscriptEntry(BaseModel):
+    """One earlier step as the LLM is shown it: what it did and what came back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: AgentAction | None
+    """None for a step whose output was unusable (shown as such, so the model moves on)."""
+    observation: str
+
+
+_INSTRUCTION = (
+    "You answer a question by searching an encyclopedia. Each step is one JSON action: "
+    '"search" with a query in "text" and up to 4 "expansions" (words or short phrases a '
+    "relevant page would contain but the query lacks; never the answer itself), "
+    '"category" with a category name in "text" (says whether it exists and its nearest '
+    'categories), or "answer" with the final answer in "text" once the pages found hold it.'
+)
+
+_EXAMPLES: tuple[tuple[str, tuple[tuple[AgentAction, str], ...]], ...] = (
+    (
+        "Which magazine was started first, Arthur's Magazine or First for Women?",
+        (
+            (
+                AgentAction(
+                    action="search",
+                    text="Arthur's Magazine",
+                    expansions=["literary periodical", "Philadelphia", "founded"],
+                ),
+                "Arthur's Magazine: Arthur's Magazine (1844-1846) was an American literary "
+                "periodical published in Philadelphia.",
+            ),
+            (
+                AgentAction(
+                    action="search",
+                    text="First for Women magazine",
+                    expansions=["Bauer Media Group", "women's magazine", "started"],
+                ),
+                "First for Women: First for Women is a woman's magazine published by Bauer "
+                "Media Group. The magazine was started in 1989.",
+            ),
+            (AgentAction(action="answer", text="Arthur's Magazine"), ""),
+        ),
+    ),
+    (
+        "The director of the romantic comedy Big Stone Gap is based in what New York city?",
+        (
+            (
+                AgentAction(
+                    action="category",
+                    text="American romantic comedy films",
+                ),
+                'category "American romantic comedy films": absent; nearest: Romantic comedy films',
+            ),
+            (
+                AgentAction(
+                    action="search",
+                    text="Big Stone Gap film director",
+                    expansions=["romantic comedy", "directed by", "screenwriter"],
+                ),
+                "Big Stone Gap (film): Big Stone Gap is a 2014 American romantic comedy film "
+                "written and directed by Adriana Trigiani.",
+            ),
+            (
+                AgentAction(
+                    action="search",
+                    text="Adriana Trigiani",
+                    expansions=["novelist", "based in", "New York"],
+                ),
+                "Adriana Trigiani: Adriana Trigiani is an American best-selling author, "
+                "television writer and film director based in Greenwich Village, New York City.",
+            ),
+            (AgentAction(action="answer", text="Greenwich Village, New York City"), ""),
+        ),
+    ),
+)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _episode(question: str, steps: Sequence[tuple[AgentAction | None, str]]) -> str:
+    lines = [f"Question: {_flat(question)}"]
+    for number, (action, observation) in enumerate(steps, start=1):
+        shown = action.to_prompt_json() if action is not None else "(unusable output)"
+        lines.append(f"Step {number}: {shown}")
+        if observation:
+            lines.append(f"Found: {_flat(observation)}")
+    return "\n".join(lines)
+
+
+class AgentPrompt:
+    """Builds the next-action request for one style; the loop never knows which style is used.
+
+    ``history`` caps how many earlier steps are shown (the latest ones): a 2,048-token context
+    holds the examples plus a few observations, not a whole episode of page snippets.
+    """
+
+    def __init__(
+        self,
+        style: PromptStyle,
+        *,
+        max_tokens: int = 96,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+        history: int = 4,
+    ) -> None:
+        self.style = style
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.history = history
+
+    def next_action(self, question: str, transcript: Sequence[TranscriptEntry]) -> LLMRequest:
+        shown = list(transcript)[-self.history :] if self.history else []
+        first = len(transcript) - len(shown) + 1
+        steps = [(entry.action, entry.observation) for entry in shown]
+        current = _episode(question, steps).splitlines()
+        if first > 1:  # renumber: the step labels must match what the loop counts
+            current = [_renumber(line, first - 1) for line in current]
+        next_label = f"Step {len(transcript) + 1}:"
+        sampling: dict[str, Any] = {
+            "json_schema": ACTION_SCHEMA,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+        if self.style == "chat":
+            user = (
+                "\n".join(current)
+                + f"\n\nReply with {next_label[:-1].lower()}: one JSON object with keys "
+                '"action", "text", "expansions".'
+            )
+            return LLMRequest(
+                messages=(
+                    ChatMessage(role="system", content=_INSTRUCTION),
+                    ChatMessage(role="user", content=user),
+                ),
+                **sampling,
+            )
+        shots = "\n\n".join(_episode(q, steps_) for q, steps_ in _EXAMPLES)
+        prompt = f"{_INSTRUCTION}\n\n{shots}\n\n" + "\n".join(current) + f"\n{next_label} "
+        return LLMRequest(prompt=prompt, **sampling)
+
+
+def _renumber(line: str, offset: int) -> str:
+    if not line.startswith("Step "):
+        return line
+    number, rest = line[len("Step ") :].split(":", 1)
+    return f"Step {int(number) + offset}:{rest}"
