@@ -11,6 +11,12 @@ import click
 from ir_measures import Measure
 
 from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
+from sira_seek.evaluation.coverage import (
+    COVERAGE_CUTOFFS,
+    answer_coverage,
+    coverage_key,
+    fetch_ranked_passages,
+)
 from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.evaluation.retrieval import (
     DEFAULT_MEASURES,
@@ -19,7 +25,9 @@ from sira_seek.evaluation.retrieval import (
     evaluate_run,
     parse_measures,
 )
+from sira_seek.evaluation.run_record import RunRecord
 from sira_seek.evaluation.trec_run import write_trec_run
+from sira_seek.seek.questions import read_questions
 from sira_seek.sira.evaluation import evaluate_enrichment, sira_run
 
 from .exit_codes import BadInput
@@ -121,6 +129,14 @@ def finite_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     "canonical names). Default: ndcg@10, recall@10, recall@100.",
 )
 @click.option(
+    "--qa",
+    "qa_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="QA JSONL (`golden_answers` or `answer`, ids = query ids): also report answer "
+    "coverage@5/@10, the share of questions with a gold answer in the top 5/10 passages.",
+)
+@click.option(
     "--log-queries", is_flag=True, help="Record every query in the sira-seek-log-* index."
 )
 @click.option("--log-prefix", default="sira-seek-log-", show_default=True, hidden=True)
@@ -143,6 +159,7 @@ def eval_retrieval(
     run_name: str | None,
     run_file: Path | None,
     measure_map: dict[str, Measure],
+    qa_path: Path | None,
     log_queries: bool,
     log_prefix: str,
     **kw: Any,
@@ -155,6 +172,7 @@ def eval_retrieval(
         raise click.UsageError("--llm / --expansions apply to --method sira only")
     settings = sira_settings(tau, weight, task)
     all_queries, judgements = read_evaluation_inputs(queries, qrels, strict=strict)
+    answers = _read_answers(qa_path, strict=strict)
     expander = (
         build_expander(llm_spec, expansions, settings.task, strict=strict)
         if method == "sira"
@@ -180,6 +198,7 @@ def eval_retrieval(
             and (method == "sira" or save_run is not None or log_queries),
         )
         run: Run
+        record: RunRecord | None = None
         if save_run is not None or log_queries:
             record = recorded_run(
                 backend,
@@ -195,10 +214,8 @@ def eval_retrieval(
                 on_progress=bar.update,
             )
             bar.close()
-            metrics = {**record.metrics, "queries": len(record.per_query)}
+            metrics: dict[str, Any] = {**record.metrics, "queries": len(record.per_query)}
             run = record.ranking
-            if save_run is not None:
-                record.save(save_run)
         else:
             if expander is not None:
                 run = sira_run(
@@ -213,6 +230,11 @@ def eval_retrieval(
             else:
                 run = bm25_run(backend, index, judged)
             metrics = {**evaluate_run(run, judgements, measure_map), "queries": len(judged)}
+        coverage = _coverage(backend, index, run, answers)
+        metrics.update(coverage)
+        if record is not None and save_run is not None:
+            record.metrics.update({k: v for k, v in coverage.items() if v is not None})
+            record.save(save_run)
         if run_file is not None:
             try:
                 write_trec_run(run, run_file, tag=run_name or method)
@@ -228,7 +250,34 @@ def eval_retrieval(
         click.echo(json.dumps(metrics, allow_nan=False))
     else:
         for name, value in metrics.items():
-            click.echo(f"{name:12s} {value}")
+            if value is not None:
+                click.echo(f"{name:12s} {value}")
+
+
+def _read_answers(qa_path: Path | None, *, strict: bool) -> dict[str, list[str]] | None:
+    """qid -> gold answers from ``--qa``, read (and refused) before any query is sent."""
+    if qa_path is None:
+        return None
+    skipped = ReadReport()
+    questions = read_questions(qa_path, strict=strict, report=skipped)
+    echo_skipped(skipped)
+    if not questions:
+        raise BadInput(f"{qa_path}: no usable question (a JSON object with `question`)")
+    return {q.id: list(q.golden_answers) for q in questions}
+
+
+def _coverage(
+    backend: Any, index: str, run: Run, answers: dict[str, list[str]] | None
+) -> dict[str, float | None]:
+    """``coverage@5``/``coverage@10`` of the run's rankings (null without ``--qa``: JSON keys
+    never depend on flags); exit 2 when no evaluated query has a gold answer in the file."""
+    if answers is None:
+        return {coverage_key(k): None for k in COVERAGE_CUTOFFS}
+    ranked = {qid: list(hits) for qid, hits in run.items() if qid in answers}
+    if not any(answers[qid] for qid in ranked):
+        raise BadInput("no evaluated query has a gold answer in the --qa file (ids must match)")
+    found = answer_coverage(fetch_ranked_passages(backend, index, ranked), answers)
+    return dict(found.as_metrics())
 
 
 @eval_group.command("enrichment")

@@ -25,6 +25,7 @@ from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import read_questions
 
+from .eval_diagnostics import echo_diagnostics, read_diagnostic_qrels, run_diagnostics
 from .exit_codes import BadInput, PartialFailure
 from .options import (
     cluster_options,
@@ -73,6 +74,26 @@ from .seek_options import SeekChoices, index_option, seek_options
     help="How the scored answer is read from the model's text: `tagged` as the SEEK authors "
     "(no <answer> tag scores as <None>), `lenient` also takes an Answer: line or the last line.",
 )
+@click.option(
+    "--diagnostics",
+    is_flag=True,
+    help="Also report the SEEK paper's analyses: sub-query diversity, DIG, best sub-query "
+    "Recall@5 (with --qrels), gists and seconds per question.",
+)
+@click.option(
+    "--qrels",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Judgements (query-id corpus-id score; ids = question ids) for best sub-query "
+    "Recall@5; implies --diagnostics.",
+)
+@click.option(
+    "--report",
+    "report_html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the analyses as an HTML report; implies --diagnostics.",
+)
 @strict_option
 @json_option("Print the scores and the run's counts as one JSON object.")
 @no_progress_option
@@ -88,6 +109,9 @@ def eval_qa(
     concurrency: int,
     predictions_out: Path | None,
     extraction: AnswerExtraction,
+    diagnostics: bool,
+    qrels: Path | None,
+    report_html: Path | None,
     strict: bool,
     as_json: bool,
     no_progress: bool,
@@ -105,6 +129,8 @@ def eval_qa(
     echo_skipped(skipped)
     if not questions:
         raise BadInput(f"{qa_path}: no usable question (a JSON object with `question`)")
+    diagnostics = diagnostics or qrels is not None or report_html is not None
+    judgements = read_diagnostic_qrels(qrels, strict=strict)
     settings = seek.settings()
     found = seek.make_retriever(index, cluster)
 
@@ -142,11 +168,19 @@ def eval_qa(
             for result in report.results:
                 handle.write(result.model_dump_json() + "\n")
     scores: QAScores = score_predictions(r.prediction_record(extraction) for r in report.results)
+    analyses = (
+        run_diagnostics(report, judgements, html=report_html, name=seek.method)
+        if diagnostics
+        else None
+    )
     if as_json:
         counts = {"answered": report.answered, "failed": report.failed, "resumed": report.resumed}
-        click.echo(json.dumps({**qa_json(scores), **counts}))
+        extra = {"diagnostics": None if analyses is None else analyses.as_report()}
+        click.echo(json.dumps({**qa_json(scores), **counts, **extra}))
     else:
         click.echo(format_table(scores))
+        if analyses is not None:
+            echo_diagnostics(analyses)
     sys.stdout.flush()
     if report.failed:
         raise PartialFailure(

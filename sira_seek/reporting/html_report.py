@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from html import escape
 
 from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics
 
 from . import svg_charts
 from .significance import ALPHA, PairedTest, compare_with_baseline
@@ -125,9 +127,74 @@ def pick_baseline(runs: list[RunRecord], baseline: str | None) -> RunRecord:
     return next((r for r in runs if r.method == "bm25"), runs[0])
 
 
-def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: str = "") -> str:
+_SEEK_ROWS: tuple[tuple[str, str], ...] = (
+    ("questions", "questions analysed"),
+    ("failed", "failed (left out)"),
+    ("subquery_diversity", "sub-query diversity (1 - mean pairwise token Jaccard)"),
+    ("diversity_questions", "questions with 2+ sub-queries"),
+    ("dig", "DIG (share of retrieved documents new when retrieved)"),
+    ("best_subquery_recall_at_5", "best sub-query Recall@5"),
+    ("recall_questions", "questions with judgements"),
+    ("subqueries_per_question", "sub-queries per question"),
+    ("gists_per_question", "gists per question"),
+    ("seconds_per_question", "seconds per question (mean)"),
+    ("seconds_per_question_p50", "seconds per question (median)"),
+    ("amortised_seconds_per_question", "seconds per question (run wall time / questions)"),
+)
+
+
+def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
+    """The SEEK paper's analyses, one column per run (``eval qa --diagnostics``), and each
+    run's gist-count distribution. Definitions: `sira_seek.evaluation.seek_diagnostics`."""
+    names = list(diagnostics)
+    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    rows = []
+    for key, label in _SEEK_ROWS:
+        cells = []
+        for name in names:
+            value = getattr(diagnostics[name], key)
+            text = _fmt(value) if isinstance(value, float) else ("–" if value is None else value)
+            cells.append(f'<td data-key="{key}">{text}</td>')
+        rows.append(f"<tr><td>{escape(label)}</td>{''.join(cells)}</tr>")
+    gist_rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>"
+        + (", ".join(f"{k} gists: {v}" for k, v in sorted(d.gist_counts.items())) or "–")
+        + "</td></tr>"
+        for name, d in diagnostics.items()
+    )
+    return (
+        f"<table><tr><th>analysis</th>{head}</tr>{''.join(rows)}</table>"
+        f"<h3>Gists per question</h3><table><tr><th>run</th><th>questions by gist count</th>"
+        f"</tr>{gist_rows}</table>"
+        '<p class="note">Failed questions are left out. DIG here is our reading of the SEEK '
+        "paper's redundancy analysis (distinct documents / documents retrieved), not its "
+        "exact formula, which the project's notes do not hold; diversity uses token Jaccard, "
+        "not embeddings.</p>"
+    )
+
+
+def render_seek_report(diagnostics: Mapping[str, SeekDiagnostics], *, title: str = "") -> str:
+    """A report of SEEK analyses alone (``eval qa --diagnostics --report FILE``)."""
+    if not diagnostics:
+        raise ValueError("a SEEK report needs at least one run's diagnostics")
+    heading = escape(title or "sira-seek SEEK analyses")
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{heading}</title><style>{CSS}</style></head><body><h1>{heading}</h1>"
+        f"<h2>SEEK analyses</h2>{seek_diagnostics_section(diagnostics)}</body></html>"
+    )
+
+
+def render_report(
+    runs: list[RunRecord],
+    *,
+    baseline: str | None = None,
+    title: str = "",
+    seek: Mapping[str, SeekDiagnostics] | None = None,
+) -> str:
     """The whole report; ``baseline`` (default: the first BM25 run, else the first run) is what
-    the others are compared with, per query and with a paired significance test."""
+    the others are compared with, per query and with a paired significance test. ``seek``
+    (run name -> `SeekDiagnostics`) adds the SEEK analyses section."""
     if not runs:
         raise ValueError("a report needs at least one run file")
     # "nDCG@10" (saved with --measures) and "ndcg@10" (default) must be one column.
@@ -184,6 +251,8 @@ def render_report(runs: list[RunRecord], *, baseline: str | None = None, title: 
             "tokens",
         ),
     ]
+    if seek:
+        sections += ["<h2>SEEK analyses</h2>", seek_diagnostics_section(seek)]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title or 'sira-seek report')}</title><style>{CSS}</style></head>"
