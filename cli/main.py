@@ -14,6 +14,7 @@ from .eval_qa_cmd import eval_qa
 from .explain_cmd import explain
 from .ingest_cmd import ingest
 from .kibana_cmd import kibana
+from .mcp_cmd import mcp
 from .node_cmds import node
 from .options import DebuggableGroup, logging_options
 from .qa_score import qa_score
@@ -28,7 +29,7 @@ def cli() -> None:
     """SIRA retrieval and SEEK RAG on Elasticsearch / OpenSearch clusters."""
 
 
-for command in (node, ingest, search, explain, ask, eval_group, report, kibana, demo):
+for command in (node, ingest, search, explain, ask, eval_group, report, kibana, demo, mcp):
     cli.add_command(command)
 eval_group.add_command(qa_score, "qa-score")
 eval_group.add_command(eval_qa, "qa")

@@ -1,0 +1,68 @@
+"""`sira-seek mcp`: the search, category and fetch tools of one index as an MCP server."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import click
+
+from sira_seek.client import SiraSeek
+
+from .options import backend_from_options, cluster_options, friendly_errors, json_option
+
+logger = logging.getLogger(__name__)
+
+
+@click.command("mcp")
+@click.option("--index", required=True, help="The index (or alias) the tools search.")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio: a client launches this command; http: streamable HTTP at /mcp.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--tau", type=float, default=None, help="Grounding threshold (default 0.1).")
+@click.option("--weight", type=float, default=None, help="Expansion weight (default 0.5).")
+@json_option(
+    "Print {index, transport, url, tools} once before serving (over stdio on stderr: stdout "
+    "carries the protocol)."
+)
+@cluster_options
+@friendly_errors
+def mcp(
+    index: str,
+    transport: str,
+    host: str,
+    port: int,
+    tau: float | None,
+    weight: float | None,
+    as_json: bool,
+    **kw: Any,
+) -> None:
+    """Serve INDEX's search, category look-up and fetch tools to MCP clients (agents).
+
+    The index is checked before serving, so a wrong name fails here, not in the agent's first
+    call. Over stdio nothing but the protocol is written to stdout; logs go to stderr.
+    """
+    from sira_seek.agent.mcp_server import HTTP_PATH, TOOL_NAMES, run_server
+    from sira_seek.agent.tools import AgentTools
+
+    client = SiraSeek(backend_from_options(kw))
+    try:
+        tools = AgentTools(client, index, tau=tau, weight=weight)
+        url = f"http://{host}:{port}{HTTP_PATH}" if transport == "http" else None
+        if as_json:
+            info = {"index": index, "transport": transport, "url": url, "tools": list(TOOL_NAMES)}
+            click.echo(json.dumps(info), err=transport == "stdio")
+        elif url is not None:
+            click.echo(f"MCP server for {index!r} on {url}", err=True)
+        run_server(
+            tools, transport="http" if transport == "http" else "stdio", host=host, port=port
+        )
+    finally:
+        client.close()

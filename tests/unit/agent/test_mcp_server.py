@@ -1,0 +1,82 @@
+"""The MCP server's tools through the SDK's own client, in process, over the in-memory double.
+
+What crosses the protocol is checked here (schemas, structured content, tool errors); the same
+tools on a real node over stdio and streamable HTTP are tests/e2e/test_mcp_server.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+from in_memory_backend import InMemoryBackend, default_properties
+from mcp import Client
+from test_agent_tools import DOCS, ENRICHMENT
+
+from sira_seek.agent.mcp_server import TOOL_NAMES, build_server
+from sira_seek.agent.tools import AgentTools
+from sira_seek.backend import SearchHit
+from sira_seek.client import SiraSeek
+
+
+def _server() -> tuple[Any, InMemoryBackend]:
+    backend = InMemoryBackend(DOCS, properties={**default_properties(), **ENRICHMENT})
+    return build_server(AgentTools(SiraSeek(backend), "idx")), backend
+
+
+def test_tools_listed_with_their_schemas() -> None:
+    server, _ = _server()
+
+    async def main() -> list[Any]:
+        async with Client(server) as client:
+            return list((await client.list_tools()).tools)
+
+    tools = {t.name: t for t in anyio.run(main)}
+    assert set(tools) == set(TOOL_NAMES) == {"search", "categories", "fetch_document"}
+    search = tools["search"].input_schema
+    assert search["required"] == ["query"]
+    assert set(search["properties"]) == {"query", "expansions", "k"}
+    assert search["properties"]["k"]["maximum"] == 100
+    assert "grounding" in (tools["search"].output_schema or {})["properties"]
+    assert tools["fetch_document"].annotations.read_only_hint is True
+
+
+def test_calls_return_structured_results_and_readable_errors() -> None:
+    server, backend = _server()
+    backend.hits = [SearchHit(id="d2", score=2.5, source={"title": "First for Women"})]
+
+    async def main() -> dict[str, Any]:
+        async with Client(server) as client:
+            searched = await client.call_tool(
+                "search", {"query": "women magazine", "expansions": ["zzyzx"], "k": 1}
+            )
+            backend.hits = None  # the double scores nothing: the ranked hits were scripted
+            return {
+                "search": searched,
+                "categories": await client.call_tool("categories", {"name": "Women's magazines"}),
+                "fetch": await client.call_tool("fetch_document", {"doc_id": "d1"}),
+                "missing": await client.call_tool("fetch_document", {"doc_id": "nope"}),
+                "bad_k": await client.call_tool("search", {"query": "x", "k": 0}),
+                "empty": await client.call_tool("categories", {"name": "  "}),
+            }
+
+    got = anyio.run(main)
+    search = got["search"].structured_content
+    assert search["method"] == "sira"
+    assert [p["id"] for p in search["passages"]] == ["d2"]
+    assert search["grounding"][0]["phrase"] == "zzyzx"
+    assert search["grounding"][0]["kept"] is False
+    # the text content is the same JSON, for clients that only read text
+    assert json.loads(got["search"].content[0].text)["passages"][0]["id"] == "d2"
+
+    cats = got["categories"].structured_content
+    assert cats["exists"] is True and cats["doc_count"] == 2
+    assert [d["id"] for d in cats["documents"]] == ["d2", "d4"]
+
+    assert got["fetch"].structured_content["keywords"] == ["literary periodical"]
+
+    assert got["missing"].is_error
+    assert "no document with id 'nope'" in got["missing"].content[0].text
+    assert got["bad_k"].is_error
+    assert "empty" in got["empty"].content[0].text and got["empty"].is_error
