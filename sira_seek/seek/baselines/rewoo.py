@@ -51,7 +51,9 @@ _TOOL_NAMES: dict[str, Tool] = {
     "lm": "LLM",
 }
 _CALL = re.compile(r"#\s*E\s*(\d+)\s*[=:]\s*([A-Za-z][\w-]*)\s*\[(.*)$", re.IGNORECASE)
-_PLAN_LINE = re.compile(r"^[\s\-*#\d.)]*(?:\*\*)?plan\s*\d*\s*(?:\*\*)?\s*[:：]\s*(.*)$", re.I)
+_PLAN_LINE = re.compile(
+    r"^[\s\-*#\d.)]*(?:\*\*)?plan\s*\d*\s*(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*(.*)$", re.IGNORECASE
+)
 _REFERENCE = re.compile(r"#\s*E\s*(\d+)", re.IGNORECASE)
 
 

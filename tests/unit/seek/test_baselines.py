@@ -1,0 +1,330 @@
+"""Iter-RetGen and ReWOO loops with a scripted LLM double and an in-memory retriever.
+
+`ScriptedBaselineLLMDouble` is a test double above the `LLMClient` protocol (it extends the
+LLM helper's generic `ScriptedLLMDouble`): it tells the stage of a request from the prompt
+and answers from a per-stage script, keeping every request for prompt-content assertions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+from seek_fakes import RecordingRetriever
+
+from sira_seek.llm.errors import LLMCallError
+from sira_seek.llm.request import LLMRequest
+from sira_seek.seek.baselines import parse_plan
+from sira_seek.seek.baselines.iter_retgen import generation_for_search
+from sira_seek.seek.batch import run_questions
+from sira_seek.seek.pipeline import RetrieverRequiredError, SeekPipeline
+from sira_seek.seek.results import QuestionInput, SeekResult
+from sira_seek.seek.settings import METHODS, SeekSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from scripted_llm import ScriptedLLMDouble  # noqa: E402
+
+QUESTION = "In which country was the director of the film Leland Story born?"
+Script = str | Sequence[str] | Callable[[str], str] | LLMCallError
+
+# (marker in a chat prompt, marker at the end of a few-shot prompt, stage)
+_STAGES: tuple[tuple[str, str, str], ...] = (
+    ("Answer the question using the documents", "Answer: <answer>", "generate"),
+    ("make a plan that solves it", "Plan:", "plan"),
+    ("Reply in one short sentence", "Output:", "tool"),
+    ("Solve the question below", "Answer: <answer>", "solve"),
+)
+
+
+def _text(request: LLMRequest) -> str:
+    if request.prompt is not None:
+        return request.prompt
+    return "\n".join(m.content for m in request.messages or () if m.role == "user")
+
+
+class ScriptedBaselineLLMDouble(ScriptedLLMDouble):
+    """LLM double for the baselines: ``stages`` maps generate/plan/tool/solve to a fixed
+    text, a list served in order, a function of the prompt, or an error to raise."""
+
+    def __init__(self, stages: Mapping[str, Script]) -> None:
+        super().__init__(default=self._route)
+        self.stages = dict(stages)
+        self.queues = {k: list(v) for k, v in self.stages.items() if isinstance(v, list | tuple)}
+        self.by_stage: dict[str, list[str]] = defaultdict(list)
+
+    @staticmethod
+    def stage_of(request: LLMRequest) -> str:
+        text = _text(request)
+        for chat_marker, fewshot_ending, stage in _STAGES:
+            if request.prompt is None and chat_marker in text:
+                return stage
+            if request.prompt is not None and text.endswith(fewshot_ending):
+                # Both few-shot answer prompts end alike; ReWOO's solver shows "Evidence:".
+                if stage == "generate" and "\nEvidence:\n#E" in text:
+                    return "solve"
+                return stage
+        raise AssertionError(f"cannot tell the stage of: {text[-200:]!r}")
+
+    def _route(self, request: LLMRequest) -> str:
+        stage = self.stage_of(request)
+        self.by_stage[stage].append(_text(request))
+        script = self.stages[stage]
+        if isinstance(script, LLMCallError):
+            raise script
+        if stage in self.queues:
+            assert self.queues[stage], f"script for {stage!r} ran out"
+            return self.queues[stage].pop(0)
+        if callable(script):
+            return script(_text(request))
+        return str(script)
+
+
+def answer(
+    llm: ScriptedBaselineLLMDouble,
+    retriever: RecordingRetriever | None = None,
+    *,
+    style: str = "chat",
+    **settings: object,
+) -> SeekResult:
+    pipeline = SeekPipeline(
+        llm,
+        retriever if retriever is not None else RecordingRetriever(),
+        settings=SeekSettings(**settings),  # type: ignore[arg-type]
+        prompt_style=style,  # type: ignore[arg-type]
+    )
+    return asyncio.run(pipeline.answer(QuestionInput(id="q1", question=QUESTION)))
+
+
+# -- Iter-RetGen -----------------------------------------------------------------------------
+
+GENERATIONS = [
+    "The film Leland Story was directed by Ada Brennan. <answer>Ada Brennan</answer>",
+    "Ada Brennan was born in Cork, Ireland. <answer>Ireland</answer>",
+    "Brennan, born in Cork, is Irish. <answer>Ireland</answer>",
+]
+
+
+def test_iter_retgen_searches_with_the_previous_generation_then_the_question() -> None:
+    llm = ScriptedBaselineLLMDouble({"generate": GENERATIONS})
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, method="iter-retgen", iter_retgen_iterations=3)
+
+    first, second, third = retriever.queries
+    assert first == QUESTION
+    assert second == f"{generation_for_search(GENERATIONS[0], 128)} {QUESTION}"
+    assert "directed by Ada Brennan" in second and "<answer>" not in second
+    assert third.startswith("Ada Brennan was born in Cork, Ireland. Ireland")
+    # Each round answers from its own round's documents only (ids name the query's words).
+    for prompt, query in zip(llm.by_stage["generate"], retriever.queries, strict=True):
+        assert f"Doc 0 for {query}" in prompt
+    assert f"Doc 0 for {first}" not in llm.by_stage["generate"][1]
+    assert result.raw_answer == GENERATIONS[2] and result.answer == "Ireland"
+    assert (result.method, result.variant, result.error) == ("iter-retgen", None, None)
+    assert [len(s.retrieved_ids) for s in result.steps] == [5, 5, 5]
+    assert [s.raw_output for s in result.steps] == [None, GENERATIONS[0], GENERATIONS[1]]
+    # The last generation is the answer call; earlier ones are "generate".
+    assert result.usage.by_stage["generate"].calls == 2
+    assert result.usage.by_stage["answer"].calls == 1
+    assert result.timings.total_s > 0
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 5])
+def test_iter_retgen_runs_exactly_t_rounds(rounds: int) -> None:
+    llm = ScriptedBaselineLLMDouble({"generate": lambda _: "Guess. <answer>Ireland</answer>"})
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, method="iter-retgen", iter_retgen_iterations=rounds)
+    assert len(retriever.queries) == len(result.steps) == rounds
+    assert len(llm.calls) == result.usage.total.calls == rounds
+    assert result.usage.by_stage["answer"].calls == 1
+
+
+def test_iter_retgen_caps_the_carried_generation_and_keeps_the_question() -> None:
+    long = " ".join(f"word{i}" for i in range(50)) + " <answer>x</answer>"
+    llm = ScriptedBaselineLLMDouble({"generate": [long, "<answer>y</answer>"]})
+    retriever = RecordingRetriever()
+    answer(
+        llm, retriever, method="iter-retgen", iter_retgen_iterations=2, iter_retgen_query_words=8
+    )
+    assert retriever.queries[1] == " ".join(f"word{i}" for i in range(8)) + f" {QUESTION}"
+
+
+def test_iter_retgen_failed_search_is_recorded_and_the_rounds_go_on() -> None:
+    llm = ScriptedBaselineLLMDouble(
+        {"generate": ["BROKEN lead <answer>a</answer>", "<answer>b</answer>"]}
+    )
+    retriever = RecordingRetriever(fail_on=["BROKEN"])
+    result = answer(llm, retriever, method="iter-retgen", iter_retgen_iterations=2)
+    assert result.error is None and result.answer == "b"
+    assert result.steps[0].error is None
+    assert result.steps[1].error is not None and "ConnectionError" in result.steps[1].error
+    assert result.steps[1].retrieved_ids == []
+    assert "(no documents found)" in llm.by_stage["generate"][1]
+
+
+def test_iter_retgen_few_shot_answer_line_feeds_the_next_search() -> None:
+    llm = ScriptedBaselineLLMDouble({"generate": ["Ada Brennan", "Ireland"]})
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, style="fewshot", method="iter-retgen", iter_retgen_iterations=2)
+    assert retriever.queries[1] == f"Ada Brennan {QUESTION}"
+    assert result.raw_answer == "<answer>Ireland" and result.answer == "Ireland"
+    assert all(p.endswith("Answer: <answer>") for p in llm.by_stage["generate"])
+
+
+# -- ReWOO -----------------------------------------------------------------------------------
+
+PLAN = (
+    "Plan: Find documents about the director of Leland Story.\n"
+    "#E1 = Search[director of Leland Story]\n"
+    "Plan: Read the director's name.\n"
+    "#E2 = LLM[Who directed Leland Story? Given context: #E1]\n"
+    "Plan: Find where that director was born.\n"
+    "#E3 = Search[#E2 birthplace]\n"
+)
+
+
+def rewoo_stages(**overrides: Script) -> dict[str, Script]:
+    stages: dict[str, Script] = {
+        "plan": PLAN,
+        "tool": "Ada Brennan",
+        "solve": "The evidence says Cork. <answer>Ireland</answer>",
+    }
+    stages.update(overrides)
+    return stages
+
+
+def test_rewoo_plans_once_substitutes_evidence_and_solves_from_it() -> None:
+    llm = ScriptedBaselineLLMDouble(rewoo_stages())
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, method="rewoo")
+
+    assert len(llm.by_stage["plan"]) == 1 and result.usage.by_stage["plan"].calls == 1
+    assert retriever.queries == ["director of Leland Story", "Ada Brennan birthplace"]
+    (tool_prompt,) = llm.by_stage["tool"]
+    # The LLM tool sees #E1's documents, not the placeholder.
+    assert "Doc 0 for director of Leland Story" in tool_prompt and "#E1" not in tool_prompt
+    (solve_prompt,) = llm.by_stage["solve"]
+    assert "#E3 = Search[Ada Brennan birthplace]" in solve_prompt
+    assert "Doc 4 for Ada Brennan birthplace" in solve_prompt
+    assert "Evidence: Ada Brennan" in solve_prompt
+    assert result.answer == "Ireland" and result.error is None
+    assert [s.gist_index for s in result.steps] == [0, 2]
+    assert [s.raw_output for s in result.steps] == [
+        "#E1 = Search[director of Leland Story]",
+        "#E3 = Search[#E2 birthplace]",
+    ]
+    assert all(len(s.retrieved_ids) == 5 and not s.malformed for s in result.steps)
+    assert result.initial_sketch_raw == PLAN
+    assert result.sketch is not None and len(result.sketch.gists) == 3
+    assert result.sketch.is_complete and result.sketch.gists[1].slot == "Ada Brennan"
+    assert result.usage.by_stage["tool"].calls == 1
+    assert result.usage.by_stage["answer"].calls == 1 and result.usage.total.calls == 3
+    assert result.notes == []
+
+
+def test_rewoo_search_reference_to_a_search_uses_the_top_title() -> None:
+    plan = "Plan: a\n#E1 = Search[Leland Story film]\nPlan: b\n#E2 = Search[#E1 director]"
+    llm = ScriptedBaselineLLMDouble(rewoo_stages(plan=plan))
+    retriever = RecordingRetriever()
+    answer(llm, retriever, method="rewoo")
+    assert retriever.queries == ["Leland Story film", "Doc 0 for Leland Story film director"]
+
+
+def test_rewoo_malformed_plan_is_recorded_and_still_answered() -> None:
+    llm = ScriptedBaselineLLMDouble(rewoo_stages(plan="I am not sure what to do here."))
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, method="rewoo")
+    assert result.error is None and result.answer == "Ireland"
+    assert retriever.queries == [QUESTION]
+    (step,) = result.steps
+    assert step.malformed and len(step.retrieved_ids) == 5
+    assert any("plan did not parse" in note for note in result.notes)
+    assert result.initial_sketch_raw == "I am not sure what to do here."
+    assert len(llm.by_stage["plan"]) == 1 and "tool" not in llm.by_stage
+
+
+def test_rewoo_forward_reference_is_emptied_and_noted() -> None:
+    plan = "Plan: a\n#E1 = Search[Leland Story #E4 director]\nPlan: b\n#E2 = LLM[Name? #E1]"
+    llm = ScriptedBaselineLLMDouble(rewoo_stages(plan=plan))
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, method="rewoo")
+    assert retriever.queries == ["Leland Story director"]
+    assert any("#E4 referenced before" in note for note in result.notes)
+
+
+def test_rewoo_runs_at_most_max_steps() -> None:
+    plan = "\n".join(f"Plan: step {i}\n#E{i} = Search[topic {i}]" for i in range(1, 8))
+    llm = ScriptedBaselineLLMDouble(rewoo_stages(plan=plan))
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, method="rewoo", rewoo_max_steps=3)
+    assert retriever.queries == ["topic 1", "topic 2", "topic 3"]
+    assert any("plan had 7 steps: ran the first 3" in note for note in result.notes)
+
+
+def test_rewoo_few_shot_plan_continues_the_plan_label() -> None:
+    # A base model continues after "Plan:", so its text starts with the first plan's words.
+    continuation = PLAN.removeprefix("Plan:")
+    llm = ScriptedBaselineLLMDouble(rewoo_stages(plan=continuation, solve="Ireland"))
+    retriever = RecordingRetriever()
+    result = answer(llm, retriever, style="fewshot", method="rewoo")
+    assert retriever.queries == ["director of Leland Story", "Ada Brennan birthplace"]
+    assert result.initial_sketch_raw == PLAN
+    assert result.raw_answer == "<answer>Ireland" and result.answer == "Ireland"
+    (solve_prompt,) = llm.by_stage["solve"]
+    assert "#E2 = LLM[Who directed Leland Story? Given context: #E1]: Ada Brennan" in solve_prompt
+
+
+def test_rewoo_llm_failure_fails_the_question_in_a_batch_not_the_batch() -> None:
+    llm = ScriptedBaselineLLMDouble(rewoo_stages(solve=LLMCallError("server gone")))
+    pipeline = SeekPipeline(llm, RecordingRetriever(), settings=SeekSettings(method="rewoo"))
+    report = asyncio.run(
+        run_questions(pipeline, [QuestionInput(id="a", question=QUESTION)], concurrency=1)
+    )
+    (result,) = report.results
+    assert report.failed == 1 and result.method == "rewoo"
+    assert result.error is not None and "server gone" in result.error
+
+
+def test_baselines_need_a_retriever_and_are_method_choices() -> None:
+    assert {"iter-retgen", "rewoo"} <= set(METHODS)
+    for method in ("iter-retgen", "rewoo"):
+        with pytest.raises(RetrieverRequiredError):
+            SeekPipeline(ScriptedBaselineLLMDouble({}), None, settings=SeekSettings(method=method))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # call on the Plan line, ':' for '=', paper's tool names, bold labels
+        (
+            "**Plan 1:** look it up #E1 = Search[Leland Story]\n#E2: wikipedia[Ada Brennan]",
+            [("#E1", "Search", "Leland Story", "look it up"), ("#E2", "Search", "Ada Brennan", "")],
+        ),
+        # unknown tool runs as Search; an unclosed bracket keeps the rest of the line
+        (
+            "Plan: x\n#E1 = Calculator[2 + 2]\nPlan: y\n#E2 = LLM[Who is #E1",
+            [("#E1", "Search", "2 + 2", "x"), ("#E2", "LLM", "Who is #E1", "y")],
+        ),
+    ],
+)
+def test_parse_plan_tolerates_common_format_slips(
+    raw: str, expected: list[tuple[str, str, str, str]]
+) -> None:
+    plan = parse_plan(raw, QUESTION, max_steps=5)
+    assert not plan.malformed
+    got = [(s.var, s.tool, s.tool_input, s.description) for s in plan.steps]
+    assert got == [(v, t, i, d) for v, t, i, d in expected]
+
+
+def test_parse_plan_notes_what_it_changed() -> None:
+    plan = parse_plan(
+        "Plan: x\n#E1 = Calculator[2 + 2]\n#E2 = LLM[Who is #E1", QUESTION, max_steps=5
+    )
+    assert any("unknown tool 'Calculator'" in n for n in plan.notes)
+    assert any("#E2: unclosed" in n for n in plan.notes)
+    empty = parse_plan("#E1 = Search[]\n<think>#E2 = Search[hidden]</think>", QUESTION, max_steps=5)
+    assert empty.malformed and empty.steps[0].tool_input == QUESTION
+    assert any("empty Search input" in n for n in empty.notes)
