@@ -82,7 +82,15 @@ class SeekChoices:
 
 
 _SEEK_FLAGS = [
-    click.option("--method", type=click.Choice(list(METHODS)), default="seek", show_default=True),
+    click.option(
+        "--method",
+        type=click.Choice(list(METHODS)),
+        default="seek",
+        show_default=True,
+        help="SEEK, or a baseline over the same cluster and LLM: vanilla-rag, vanilla-llm, "
+        "iter-retgen (T retrieve-generate rounds, SIRA_SEEK_SEEK_ITER_RETGEN_ITERATIONS=3), "
+        "rewoo (plan, search/LLM workers, solve).",
+    ),
     click.option(
         "--llm",
         "llm_spec",
