@@ -1,0 +1,48 @@
+"""The SEEK analyses section of the HTML report: the figures of `SeekDiagnostics`, in place."""
+
+from __future__ import annotations
+
+import pytest
+
+from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics, seek_diagnostics
+from sira_seek.reporting.html_report import render_report, render_seek_report
+from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
+from sira_seek.seek.sketch import SteeringSketch
+
+
+def _diagnostics() -> SeekDiagnostics:
+    result = SeekResult(
+        id="q1",
+        question="q?",
+        method="seek",
+        sketch=SteeringSketch.from_headings("T", ["one", "two", "three"]),
+        steps=[
+            SubQueryStep(gist_index=0, sub_query="alpha beta", retrieved_ids=["a", "b"]),
+            SubQueryStep(gist_index=1, sub_query="beta gamma", retrieved_ids=["b", "c"]),
+        ],
+        timings=Timings(total_s=2.5),
+    )
+    return seek_diagnostics([result], {"q1": {"c": 1}})
+
+
+def test_seek_report_shows_each_figure_of_its_run() -> None:
+    diag = _diagnostics()
+    page = render_seek_report({"seek <sequential>": diag})
+    assert "<h2>SEEK analyses</h2>" in page
+    assert "seek &lt;sequential&gt;" in page  # run names are escaped
+    assert '<td data-key="dig">0.7500</td>' in page  # {a,b,c} / 4 retrieved
+    assert '<td data-key="subquery_diversity">0.6667</td>' in page  # 1 - 1/3
+    assert '<td data-key="best_subquery_recall_at_5">1.0000</td>' in page
+    assert '<td data-key="questions">1</td>' in page
+    assert "3 gists: 1" in page
+    assert "<script" not in page
+
+
+def test_retrieval_report_gains_the_section_only_when_given() -> None:
+    run = RunRecord(name="bm25", method="bm25", metrics={"ndcg@10": 0.5})
+    assert "SEEK analyses" not in render_report([run])
+    with_seek = render_report([run], seek={"seek": _diagnostics()})
+    assert with_seek.count("<h2>SEEK analyses</h2>") == 1
+    with pytest.raises(ValueError):
+        render_seek_report({})
