@@ -38,6 +38,7 @@ SHARED_FLAGS = frozenset(
         "llm",
         "expansions",
         "prompt-style",
+        "thinking",
         "no-cache",
         "json",
         "no-progress",

@@ -39,6 +39,8 @@ class SeekChoices:
     max_gists: int | None
     min_gists: int | None
     temperature: float | None
+    max_steps: int | None
+    thinking: bool | None
     no_cache: bool
 
     def settings(self) -> SeekSettings:
@@ -49,6 +51,8 @@ class SeekChoices:
             "max_gists": self.max_gists,
             "min_gists": self.min_gists,
             "temperature": self.temperature,
+            "max_steps": self.max_steps,
+            "thinking": self.thinking,
         }
         chosen = {k: v for k, v in knobs.items() if v is not None}
         return SeekSettings(method=self.method, **chosen)  # type: ignore[arg-type]
@@ -123,6 +127,19 @@ _SEEK_FLAGS = [
     click.option("--max-gists", type=int, default=None, help="Cap on gists (8)."),
     click.option("--min-gists", type=int, default=None, help="Gists asked for at least (2)."),
     click.option("--temperature", type=float, default=None, help="Sampling temperature (0.7)."),
+    click.option(
+        "--max-steps",
+        type=click.IntRange(1, 16),
+        default=None,
+        help="Cap on retrieval steps of --variant plan / no-init, which stop earlier when the "
+        "LLM says the evidence is enough (5).",
+    ),
+    click.option(
+        "--thinking/--no-thinking",
+        default=None,
+        help="Qwen3-style thinking mode (default off): off sends enable_thinking=false in "
+        "chat_template_kwargs (vLLM, llama.cpp server); on needs larger output caps.",
+    ),
     click.option("--no-cache", is_flag=True, help="Do not use the LLM response cache."),
 ]
 

@@ -121,3 +121,77 @@ def sketch_markdown(raw: str | None, title: str, *, one_line: bool = False) -> s
         return text
     headings = [h for h in _SEPARATED.split(lines[0].strip()) if h.strip()]
     return "\n".join([f"# {title}", *(f"## {h}" for h in headings)])
+
+
+ENOUGH = "ENOUGH"
+"""What the plan and no-init variants ask the model to write instead of a sub-query when the
+evidence already answers the question."""
+
+_ENOUGH_TEXT = re.compile(r"^[\W_]*enough[\W_]*$", re.IGNORECASE)
+
+
+def says_enough(sub_query: str) -> bool:
+    """Whether a cleaned sub-query is the stop signal (``ENOUGH``, ``[enough].``, ``**Enough**``)
+    rather than something to search for."""
+    return bool(_ENOUGH_TEXT.match(sub_query.strip()))
+
+
+_NON_WORD = re.compile(r"[\W_]+")
+_NUMBERING = re.compile(r"^\s*(?:(?:section|gist|step)\s*)?(\d{1,2})\s*[.):\-–—]\s*", re.I)
+
+
+def heading_key(heading: str) -> str:
+    """A heading reduced to its words, for matching a heading a model wrote again: case,
+    emphasis, punctuation, numbering and spacing do not make it another heading."""
+    text = _NUMBERING.sub("", heading.replace("*", "").strip())
+    return " ".join(_NON_WORD.sub(" ", text).casefold().split())
+
+
+_SECTION_MARK = re.compile(r"^\s*(#{1,6}|[-*•])\s+(.*)$")
+_SECTION_NUMBER = re.compile(r"^(?:(?:section|gist|step)\s*)?(\d{1,2})(?!\d)", re.IGNORECASE)
+
+
+def split_sections(raw: str | None, headings: tuple[str, ...]) -> list[str | None]:
+    """One text per heading from a reply that fills several sections in one context.
+
+    A section starts at a line ``## heading`` / ``## 2. heading`` (text on the lines after it)
+    or ``- heading: text``. It is matched to a gist by its heading (`heading_key`), else by an
+    explicit section number; never by where it stands in the reply, so a skipped or reordered
+    section cannot push evidence into the wrong slot. Gists with no section get ``None``.
+    """
+    text = strip_reasoning(raw)
+    keys = [heading_key(h) for h in headings]
+    found: list[list[str] | None] = [None] * len(headings)
+    current: list[str] | None = None
+    for line in text.splitlines():
+        mark = _SECTION_MARK.match(line)
+        start = _section_start(mark.group(1), mark.group(2), keys) if mark else None
+        if start is not None:
+            index, rest = start
+            current = [rest]
+            if found[index] is None:
+                found[index] = current
+            continue
+        if mark is not None and mark.group(1).startswith("#"):
+            current = None  # an unknown section: its text belongs to no gist
+            continue
+        if current is not None:
+            current.append(line)
+    return [None if parts is None else " ".join(" ".join(parts).split()) for parts in found]
+
+
+def _section_start(mark: str, body: str, keys: list[str]) -> tuple[int, str] | None:
+    """(gist index, text after the heading) if ``body`` opens a known section."""
+    candidates = [(body, "")] if mark.startswith("#") else []
+    if ":" in body:
+        label, rest = body.split(":", 1)
+        candidates.append((label, rest))
+    for label, rest in candidates:
+        key = heading_key(label)
+        if key and key in keys:
+            return keys.index(key), rest
+    for label, rest in candidates:
+        number = _SECTION_NUMBER.match(label.replace("*", "").strip())
+        if number is not None and 0 < int(number.group(1)) <= len(keys):
+            return int(number.group(1)) - 1, rest
+    return None

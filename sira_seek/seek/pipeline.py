@@ -2,7 +2,10 @@
 
 Only the sketch grows from step to step: a sub-query's reasoning and text never reach a later
 prompt, and the evidence for gist t is written into slot t in code. The paper's ablations and
-the two baselines share the same stages, so they differ only in how the stages are combined.
+the two baselines share the same stages, so they differ only in how the stages are combined:
+Parallel fills every slot in one call, Update revises the sketch by heading after each fill
+(adding and dropping open gists), Plan and w/o-Initialization retrieve until the LLM says the
+evidence is enough (at most ``max_steps`` times).
 Async throughout, so many questions can share one LLM server while their searches run in
 worker threads.
 """
@@ -11,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from sira_seek.llm.client import LLMClient
@@ -23,11 +26,14 @@ from .output_parsing import (
     clean_evidence,
     clean_subquery,
     extract_answer,
+    says_enough,
     sketch_markdown,
+    split_sections,
 )
-from .prompts import ContextKind, SeekPrompts, make_prompts, render_docs
+from .prompts import ContextKind, SectionSearch, SeekPrompts, make_prompts, render_docs
 from .results import QuestionInput, SeekResult, Stage, SubQueryStep
 from .retrieval import RetrievedDoc, Retriever
+from .revision import revise_sketch
 from .settings import SeekSettings
 from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
 
@@ -146,6 +152,22 @@ class SeekPipeline:
     async def _subquery(
         self, run: _QuestionRun, context: str, kind: ContextKind, target: str, gist: int | None
     ) -> SubQueryStep:
+        step = await self._next_subquery(run, context, kind, target, gist, allow_stop=False)
+        assert step is not None  # only a step that may stop returns None
+        return step
+
+    async def _next_subquery(
+        self,
+        run: _QuestionRun,
+        context: str,
+        kind: ContextKind,
+        target: str,
+        gist: int | None,
+        *,
+        allow_stop: bool,
+    ) -> SubQueryStep | None:
+        """A cleaned, retried sub-query; ``None`` when ``allow_stop`` and the LLM wrote
+        `output_parsing.ENOUGH` instead (a stop word where no stop was offered is no query)."""
         s = self.settings
         # A retry of a deterministic few-shot completion would repeat itself.
         retry_useful = self.prompts.style == "chat" or s.temperature > 0
@@ -153,9 +175,15 @@ class SeekPipeline:
         raw, cleaned, attempts = "", None, 0
         for attempt in range(tries):
             attempts = attempt + 1
-            request = self.prompts.subquery(run.q.question, context, kind, target, attempt=attempt)
+            request = self.prompts.subquery(
+                run.q.question, context, kind, target, attempt=attempt, allow_stop=allow_stop
+            )
             raw = (await self._generate(run, "subquery", request)).text
             cleaned = clean_subquery(raw, max_words=s.max_subquery_words)
+            if says_enough(cleaned.text):
+                if allow_stop:
+                    return None
+                cleaned = cleaned.model_copy(update={"text": "", "malformed": True})
             if not cleaned.malformed:
                 break
         assert cleaned is not None
@@ -235,20 +263,69 @@ class SeekPipeline:
 
     # -- SEEK and its variants -------------------------------------------------------------
     async def _fill_sequential(self, run: _QuestionRun, sketch: SteeringSketch) -> None:
-        for t in range(len(sketch.gists)):
+        """SEEK, and its Update variant: fill the first open gist until none is open.
+
+        Update revises the sketch after every fill (`_update_sketch`); since a revision may add
+        or drop open gists, the loop runs on the sketch as it now stands. It ends: each pass
+        fills one gist, a filled gist is never dropped, and a revision never grows the sketch
+        past ``max_gists``.
+        """
+        while (t := sketch.next_unfilled()) is not None:
             step, docs, context = await self._gist_step(run, sketch, t)
             self._record_step(run, step)
             heading = sketch.gists[t].heading
             evidence = await self._evidence(run, step.sub_query, docs, context, "sketch", heading)
             sketch = sketch.fill(t, evidence)
-            if self.settings.variant == "update" and t + 1 < len(sketch.gists):
-                sketch = await self._update_headings(run, sketch, t + 1)
+            if self.settings.variant == "update" and (
+                not sketch.is_complete or len(sketch.gists) < self.settings.max_gists
+            ):
+                sketch = await self._update_sketch(run, sketch, after=t)
             run.result.sketch = sketch
         await self._final_answer(run, self.prompts.render_sketch(sketch), "sketch")
 
+    async def _update_sketch(
+        self, run: _QuestionRun, sketch: SteeringSketch, *, after: int
+    ) -> SteeringSketch:
+        """Update variant: the LLM lists the sketch's headings again in the light of the
+        evidence, and `revision.revise_sketch` applies the list by heading (re-aimed, added
+        and dropped open gists; filled gists keep their evidence). The paper's Update lets the
+        LLM edit the sketch text itself; here it edits only headings, so evidence already
+        written cannot be lost or rewritten."""
+        s = self.settings
+        request = self.prompts.update(run.q.question, self.prompts.render_sketch(sketch))
+        response = await self._generate(run, "update", request)
+        text = sketch_markdown(
+            response.text, sketch.title, one_line=self.prompts.style == "fewshot"
+        )
+        if not text.lstrip().startswith("# "):
+            text = f"# {sketch.title}\n{text}"
+        listed = try_parse_sketch(text, max_gists=len(sketch.gists) + s.max_gists)
+        if listed is None:
+            run.result.notes.append(f"update after gist {after + 1} did not parse: kept")
+            return sketch
+        revision = revise_sketch(sketch, listed.headings, max_gists=s.max_gists)
+        if revision.changed:
+            run.result.notes.append(
+                f"update after gist {after + 1}: added {list(revision.added)}, "
+                f"dropped {list(revision.dropped)}"
+            )
+        if revision.over_cap:
+            run.result.notes.append(
+                f"update after gist {after + 1}: not added (max_gists {s.max_gists}): "
+                f"{list(revision.over_cap)}"
+            )
+        return revision.sketch
+
     async def _fill_parallel(self, run: _QuestionRun, sketch: SteeringSketch) -> None:
-        """Every sub-query and slot from the initial sketch at once (no step sees another);
-        the sub-queries go to the cluster as one batch."""
+        """Parallel Filling: every sub-query from the initial sketch, one batched search, and
+        ONE evidence call that fills all slots in one context.
+
+        The sub-queries are written by concurrent calls that each see only the initial sketch
+        (the same information as one call writing them all, with the sequential sub-query
+        prompt and its cleaning kept). The fill reply is split by heading
+        (`output_parsing.split_sections`); a slot the reply leaves out is filled empty, so it
+        shows as "no evidence found" rather than borrowing a neighbour's text.
+        """
         initial = sketch
         context = self.prompts.render_sketch(initial)
         steps = list(
@@ -260,15 +337,22 @@ class SeekPipeline:
             )
         )
         found = await self._search_many(steps)
-        evidences = await asyncio.gather(
-            *(
-                self._evidence(run, step.sub_query, docs, context, "sketch", gist.heading)
-                for step, docs, gist in zip(steps, found, initial.gists, strict=True)
-            )
-        )
-        for t, (step, evidence) in enumerate(zip(steps, evidences, strict=True)):
+        for step in steps:
             self._record_step(run, step)
-            sketch = sketch.fill(t, evidence)
+        sections = [
+            SectionSearch(gist.heading, step.sub_query, docs)
+            for gist, step, docs in zip(initial.gists, steps, found, strict=True)
+        ]
+        request = self.prompts.evidence_all(run.q.question, context, sections)
+        reply = (await self._generate(run, "evidence", request)).text
+        texts = split_sections(reply, initial.headings)
+        if len(texts) == 1 and texts[0] is None:
+            texts = [reply]  # one section: the whole reply is its evidence, heading or not
+        missing = [initial.gists[t].heading for t, text in enumerate(texts) if text is None]
+        if missing:
+            run.result.notes.append(f"parallel fill wrote nothing under {missing}")
+        for t, text in enumerate(texts):
+            sketch = sketch.fill(t, clean_evidence(text, max_chars=self.settings.slot_chars))
         run.result.sketch = sketch
         await self._final_answer(run, self.prompts.render_sketch(sketch), "sketch")
 
@@ -294,24 +378,24 @@ class SeekPipeline:
         return found
 
     @staticmethod
-    def _plan_context(sketch: SteeringSketch) -> str:
+    def _plan_context(plan: SteeringSketch, log: SteeringSketch | None) -> str:
         """The sketch as a plan, with the evidence found so far concatenated after it."""
-        plan = "\n".join(f"{i}. {g.heading}" for i, g in enumerate(sketch.gists, start=1))
-        found = " ".join(g.slot for g in sketch.gists if g.slot)
-        return f"Plan:\n{plan}\nEvidence so far: {found or '(none yet)'}"
+        steps = "\n".join(f"{i}. {g.heading}" for i, g in enumerate(plan.gists, start=1))
+        found = " ".join(g.slot for g in log.gists if g.slot) if log is not None else ""
+        return f"Plan:\n{steps}\nEvidence so far: {found or '(none yet)'}"
 
-    async def _fill_plan(self, run: _QuestionRun, sketch: SteeringSketch) -> None:
-        for t, gist in enumerate(sketch.gists):
-            context = self._plan_context(sketch)
-            step = await self._subquery(run, context, "plan", gist.heading, t)
-            docs = await self._search(step)
-            self._record_step(run, step)
-            evidence = await self._evidence(
-                run, step.sub_query, docs, context, "plan", gist.heading
-            )
-            sketch = sketch.fill(t, evidence)
-            run.result.sketch = sketch
-        await self._final_answer(run, self._plan_context(sketch), "plan")
+    async def _fill_plan(self, run: _QuestionRun, plan: SteeringSketch) -> None:
+        """Plan: the sketch steers as a plan; evidence is concatenated, not put in slots, and
+        the LLM decides when it is enough (capped at ``max_steps``).
+
+        The result's sketch is the evidence log (one ``Step k`` entry per retrieval, under the
+        plan's title); the plan itself stays in ``initial_sketch_raw``.
+        """
+        target = "the next step of the plan that the evidence so far does not cover"
+        log = await self._retrieve_until_enough(
+            run, plan.title, "plan", target, lambda log: self._plan_context(plan, log)
+        )
+        await self._final_answer(run, self._plan_context(plan, log), "plan")
 
     async def _fill_from_one_retrieval(self, run: _QuestionRun, sketch: SteeringSketch) -> None:
         """w/o iterative retrieval: one search with the question feeds every slot."""
@@ -326,47 +410,52 @@ class SeekPipeline:
         await self._final_answer(run, self.prompts.render_sketch(sketch), "sketch")
 
     async def _without_initialisation(self, run: _QuestionRun) -> None:
-        """w/o initialisation: iterative retrieve-and-summarise steps with no sketch to steer."""
-        notes = SteeringSketch.from_headings(
-            run.q.question,
-            [f"Step {i}" for i in range(1, self.settings.no_init_steps + 1)],
+        """w/o initialisation: retrieve-and-summarise steps with no sketch to steer, until the
+        LLM says the notes are enough (capped at ``max_steps``)."""
+
+        nothing_yet = SteeringSketch(
+            title=run.q.question, gists=(Gist(heading="Nothing found yet", slot=""),)
         )
-        for t in range(len(notes.gists)):
-            filled = SteeringSketch(
-                title=notes.title,
-                gists=tuple(g for g in notes.gists if g.is_filled)
-                or (Gist(heading="Nothing found yet", slot=""),),
-            )
-            context = self.prompts.render_sketch(filled)
-            target = "what to look up next to answer the question"
-            step = await self._subquery(run, context, "notes", target, t)
+
+        def notes_context(log: SteeringSketch | None) -> str:
+            return self.prompts.render_sketch(log or nothing_yet)
+
+        target = "what to look up next to answer the question"
+        log = await self._retrieve_until_enough(run, run.q.question, "notes", target, notes_context)
+        await self._final_answer(run, notes_context(log), "notes")
+
+    async def _retrieve_until_enough(
+        self,
+        run: _QuestionRun,
+        title: str,
+        kind: ContextKind,
+        target: str,
+        render: Callable[[SteeringSketch | None], str],
+    ) -> SteeringSketch | None:
+        """Sub-query, search and summary steps until the LLM answers `output_parsing.ENOUGH`
+        or ``max_steps`` is reached; returns the log of ``Step k`` summaries.
+
+        The first step is not offered the stop: with no evidence yet there is nothing to
+        judge, and the variants compared with SEEK should retrieve at least once.
+        """
+        cap = self.settings.max_steps
+        log: SteeringSketch | None = None
+        for k in range(cap):
+            context = render(log)
+            step = await self._next_subquery(run, context, kind, target, None, allow_stop=k > 0)
+            if step is None:
+                run.result.notes.append(f"stopped after {k} steps: the LLM judged it enough")
+                return log
             docs = await self._search(step)
             self._record_step(run, step)
-            evidence = await self._evidence(run, step.sub_query, docs, context, "notes", target)
-            notes = notes.fill(t, evidence)
-            run.result.sketch = notes
-        await self._final_answer(run, self.prompts.render_sketch(notes), "notes")
-
-    async def _update_headings(
-        self, run: _QuestionRun, sketch: SteeringSketch, first_open: int
-    ) -> SteeringSketch:
-        """Update variant: let the LLM re-aim the still-empty gists at what is now missing."""
-        request = self.prompts.update(run.q.question, self.prompts.render_sketch(sketch))
-        response = await self._generate(run, "update", request)
-        text = sketch_markdown(
-            response.text, sketch.title, one_line=self.prompts.style == "fewshot"
-        )
-        if not text.lstrip().startswith("# "):
-            text = f"# {sketch.title}\n{text}"
-        revised = try_parse_sketch(text, max_gists=self.settings.max_gists)
-        if revised is None:
-            run.result.notes.append(f"update after gist {first_open} did not parse: kept")
-            return sketch
-        open_count = len(sketch.gists) - first_open
-        headings = list(revised.headings[:open_count])
-        headings += [g.heading for g in sketch.gists[first_open + len(headings) :]]
-        gists = (*sketch.gists[:first_open], *(Gist(heading=h) for h in headings))
-        return SteeringSketch(title=sketch.title, gists=gists)
+            evidence = await self._evidence(run, step.sub_query, docs, context, kind, target)
+            entry = Gist(heading=f"Step {k + 1}", slot=evidence.strip())
+            log = SteeringSketch(
+                title=title, gists=(*(log.gists if log is not None else ()), entry)
+            )
+            run.result.sketch = log
+        run.result.notes.append(f"stopped at the cap of {cap} steps (max_steps)")
+        return log
 
     async def _fill_by_rewriting_page(self, run: _QuestionRun, sketch: SteeringSketch) -> None:
         """The reference code's approach, for comparison only: the LLM rewrites the whole

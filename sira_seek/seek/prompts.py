@@ -8,7 +8,7 @@ solved examples and stop at the end of one line, the only format a 270M base mod
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from sira_seek.llm.request import LLMRequest
 
@@ -29,8 +29,18 @@ class SeekPrompts(Protocol):
     def sketch(self, question: str) -> LLMRequest: ...
 
     def subquery(
-        self, question: str, context: str, kind: ContextKind, target: str, *, attempt: int = 0
-    ) -> LLMRequest: ...
+        self,
+        question: str,
+        context: str,
+        kind: ContextKind,
+        target: str,
+        *,
+        attempt: int = 0,
+        allow_stop: bool = False,
+    ) -> LLMRequest:
+        """One search line for ``target``; with ``allow_stop`` the model may instead write
+        `output_parsing.ENOUGH` when the context already answers the question."""
+        ...
 
     def evidence(
         self,
@@ -42,13 +52,31 @@ class SeekPrompts(Protocol):
         target: str,
     ) -> LLMRequest: ...
 
-    def update(self, question: str, context: str) -> LLMRequest: ...
+    def evidence_all(
+        self, question: str, context: str, sections: Sequence[SectionSearch]
+    ) -> LLMRequest:
+        """Evidence for every section in one reply (Parallel Filling's single context), each
+        under its heading so `output_parsing.split_sections` can match it by name."""
+        ...
+
+    def update(self, question: str, context: str) -> LLMRequest:
+        """The whole revised heading list: filled headings repeated, open ones kept, reworded,
+        dropped or added (the pipeline matches them by heading)."""
+        ...
 
     def rewrite_page(
         self, question: str, sub_query: str, docs: Sequence[RetrievedDoc], page: str, target: str
     ) -> LLMRequest: ...
 
     def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest: ...
+
+
+class SectionSearch(NamedTuple):
+    """One gist of a one-context fill: its heading, the sub-query sent and what came back."""
+
+    heading: str
+    sub_query: str
+    docs: Sequence[RetrievedDoc]
 
 
 def render_docs(docs: Sequence[RetrievedDoc], max_chars: int) -> str:

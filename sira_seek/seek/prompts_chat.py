@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from sira_seek.llm.request import ChatMessage, LLMRequest
 
-from .prompts import ContextKind, SamplingMixin, render_docs
+from .output_parsing import ENOUGH
+from .prompts import ContextKind, SamplingMixin, SectionSearch, render_docs
 from .retrieval import RetrievedDoc
 from .settings import SeekSettings
 from .sketch import SteeringSketch
@@ -44,7 +45,7 @@ class ChatSeekPrompts(SamplingMixin):
             ),
             max_tokens=max_tokens,
             stop=stop,
-            chat_template_kwargs=self.settings.chat_template_kwargs,
+            chat_template_kwargs=self.settings.template_kwargs(),
             **self._sampling(attempt),  # type: ignore[arg-type]
         )
 
@@ -65,7 +66,14 @@ class ChatSeekPrompts(SamplingMixin):
         return self._request(user, max_tokens=s.sketch_max_tokens, stop=("</OUTLINE>",))
 
     def subquery(
-        self, question: str, context: str, kind: ContextKind, target: str, *, attempt: int = 0
+        self,
+        question: str,
+        context: str,
+        kind: ContextKind,
+        target: str,
+        *,
+        attempt: int = 0,
+        allow_stop: bool = False,
     ) -> LLMRequest:
         user = (
             f"Question: {question}\n\n{_CONTEXT_LABEL[kind]}:\n{context}\n\n"
@@ -73,6 +81,11 @@ class ChatSeekPrompts(SamplingMixin):
             "(use names or facts already found above). Then write ONE search query for it, "
             "a single line of keywords, as <query>...</query>."
         )
+        if allow_stop:
+            user += (
+                "\nIf the evidence above is already enough to answer the question, write "
+                f"<query>{ENOUGH}</query> instead of a query."
+            )
         if attempt:
             user += "\nYour last reply was not one query line: reply with only <query>...</query>."
         return self._request(
@@ -101,13 +114,36 @@ class ChatSeekPrompts(SamplingMixin):
         )
         return self._request(user, max_tokens=self.settings.slot_max_tokens)
 
+    def evidence_all(
+        self, question: str, context: str, sections: Sequence[SectionSearch]
+    ) -> LLMRequest:
+        s = self.settings
+        blocks = "\n\n".join(
+            f"### Section {i}: {section.heading}\nSearch query: {section.sub_query}\n"
+            f"Retrieved documents:\n{render_docs(section.docs, s.doc_chars)}"
+            for i, section in enumerate(sections, start=1)
+        )
+        user = (
+            f"Question: {question}\n\nCurrent sketch:\n{context}\n\n"
+            f"Each section's search query and retrieved documents:\n\n{blocks}\n\n"
+            "Write the evidence for every section in one reply. For each section, a line "
+            '"## N. heading" (its number and heading as above), then one short paragraph (at '
+            "most three sentences) with the facts from its documents that it needs, names and "
+            "numbers included; if they are missing, say what is missing. Output only the "
+            "sections."
+        )
+        return self._request(user, max_tokens=s.slot_max_tokens * max(1, len(sections)))
+
     def update(self, question: str, context: str) -> LLMRequest:
         user = (
             f"Question: {question}\n\nCurrent sketch:\n{context}\n\n"
-            "Given the evidence found so far, revise the headings of the sections still marked "
-            "<TO BE FILLED> so they aim at what is now known to be missing (keep a heading if it "
-            "is still right; keep their number). Headings must not state the answer.\n\n"
-            "Output only the revised headings, one per line, as: ## heading"
+            "Given the evidence found so far, revise the headings of the sketch. List ALL "
+            "sections, one per line as: ## heading. Repeat the heading of every filled section "
+            "word for word. For the sections still marked <TO BE FILLED>: keep a heading that "
+            "is still right, reword one to aim at what is now known to be missing, drop one "
+            "that is no longer needed, or add a section for a step the evidence shows is "
+            f"missing (at most {self.settings.max_gists} sections in all). Headings must not "
+            "state the answer. Output only the headings."
         )
         return self._request(user, max_tokens=self.settings.sketch_max_tokens)
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from sira_seek.llm.request import LLMRequest
 
-from .prompts import ContextKind, SamplingMixin, render_docs
+from .output_parsing import ENOUGH
+from .prompts import ContextKind, SamplingMixin, SectionSearch, render_docs
 from .retrieval import RetrievedDoc
 from .settings import SeekSettings
 from .sketch import EMPTY_SLOT, NO_EVIDENCE, SteeringSketch
@@ -39,6 +40,27 @@ _SUBQUERY_SHOT = (
     f"Notes:\n{_SHOT_SKETCH.format(birthplace=EMPTY_SLOT)}\n"
     "Next: Birthplace of that director\n"
     "Query: Steven Spielberg birthplace\n\n"
+)
+
+_STOP_SHOT = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    f"Notes:\n{_SHOT_SKETCH.format(birthplace='Spielberg was born in Cincinnati, Ohio.')}\n"
+    "Next: what to look up next\n"
+    f"Query: {ENOUGH}\n\n"
+)
+"""Shown before the sub-query shot when the model may stop: notes that already answer."""
+
+_FILL_ALL_SHOT = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Sections and documents:\n"
+    "- Director of the film Jaws (query: Jaws 1975 film director)\n"
+    "[1] Jaws (film): Jaws is a 1975 American thriller film directed by Steven Spielberg.\n"
+    "- Birthplace of that director (query: Steven Spielberg birthplace)\n"
+    "[1] Steven Spielberg: Steven Allan Spielberg (born 1946 in Cincinnati, Ohio) is an "
+    "American film director.\n"
+    "Evidence for each section:\n"
+    "- Director of the film Jaws: Jaws (1975) was directed by Steven Spielberg.\n"
+    "- Birthplace of that director: Steven Spielberg was born in Cincinnati, Ohio.\n\n"
 )
 
 _EVIDENCE_SHOT = (
@@ -103,11 +125,18 @@ class FewShotSeekPrompts(SamplingMixin):
         return self._request(prompt, max_tokens=self.settings.sketch_max_tokens)
 
     def subquery(
-        self, question: str, context: str, kind: ContextKind, target: str, *, attempt: int = 0
+        self,
+        question: str,
+        context: str,
+        kind: ContextKind,
+        target: str,
+        *,
+        attempt: int = 0,
+        allow_stop: bool = False,
     ) -> LLMRequest:
+        shots = (_STOP_SHOT if allow_stop else "") + _SUBQUERY_SHOT
         prompt = (
-            f"{_SUBQUERY_SHOT}Question: {_flat(question)}\nNotes:\n{context}\n"
-            f"Next: {_flat(target)}\nQuery:"
+            f"{shots}Question: {_flat(question)}\nNotes:\n{context}\nNext: {_flat(target)}\nQuery:"
         )
         return self._request(prompt, max_tokens=self.settings.subquery_max_tokens, attempt=attempt)
 
@@ -128,12 +157,31 @@ class FewShotSeekPrompts(SamplingMixin):
         )
         return self._request(prompt, max_tokens=self.settings.slot_max_tokens)
 
+    def evidence_all(
+        self, question: str, context: str, sections: Sequence[SectionSearch]
+    ) -> LLMRequest:
+        """One ``- heading: evidence`` line per section, the block ended by a blank line."""
+        s = self.settings
+        blocks = "\n".join(
+            f"- {_flat(section.heading)} (query: {section.sub_query})\n"
+            f"{render_docs(section.docs, s.doc_chars)}"
+            for section in sections
+        )
+        prompt = (
+            f"{_FILL_ALL_SHOT}Question: {_flat(question)}\nSections and documents:\n{blocks}\n"
+            "Evidence for each section:\n"
+        )
+        return self._request(
+            prompt, max_tokens=s.slot_max_tokens * max(1, len(sections)), stop=("\n\n",)
+        )
+
     def update(self, question: str, context: str) -> LLMRequest:
+        """The whole section list on one line: filled sections repeated, open ones revised."""
         prompt = (
             "Question: In which country was the director of the film Jaws born?\n"
             f"Notes:\n{_SHOT_SKETCH.format(birthplace=EMPTY_SLOT)}\n"
-            "Remaining sections: Birthplace of Steven Spielberg\n\n"
-            f"Question: {_flat(question)}\nNotes:\n{context}\nRemaining sections:"
+            "Revised sections: Director of the film Jaws | Birthplace of Steven Spielberg\n\n"
+            f"Question: {_flat(question)}\nNotes:\n{context}\nRevised sections:"
         )
         return self._request(prompt, max_tokens=self.settings.sketch_max_tokens)
 

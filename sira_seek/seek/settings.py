@@ -48,8 +48,12 @@ class SeekSettings(BaseSettings):
     top_k: int = Field(default=5, ge=1, le=50, description="Documents retrieved per sub-query")
     min_gists: int = Field(default=2, ge=1)
     max_gists: int = Field(default=8, ge=1)
-    no_init_steps: int = Field(
-        default=3, ge=1, le=8, description="Retrieval steps of the w/o-initialisation variant"
+    max_steps: int = Field(
+        default=5,
+        ge=1,
+        le=16,
+        description="Cap on retrieval steps of the plan and no-init variants, which otherwise "
+        "stop when the LLM says the evidence is enough",
     )
     doc_chars: int = Field(
         default=600, ge=50, description="Each retrieved document is cut to this many characters"
@@ -83,9 +87,25 @@ class SeekSettings(BaseSettings):
     rewoo_max_steps: int = Field(
         default=5, ge=1, le=12, description="ReWOO: plan steps run at most (later ones dropped)"
     )
-    chat_template_kwargs: dict[str, object] | None = Field(
-        default=None, description='e.g. {"enable_thinking": false} for Qwen3 on vLLM'
+    thinking: bool = Field(
+        default=False,
+        description="Qwen3-style thinking mode; off sends enable_thinking=false to the chat "
+        "template (vLLM, llama.cpp server), as the SEEK reference runs do",
     )
+    chat_template_kwargs: dict[str, object] | None = Field(
+        default=None,
+        description="Extra chat-template variables; `thinking` sets enable_thinking over them",
+    )
+
+    def template_kwargs(self) -> dict[str, object]:
+        """What chat requests send as ``chat_template_kwargs``.
+
+        ``enable_thinking`` is always set, from ``thinking``: Qwen3's template thinks unless
+        told not to, and a thinking preamble does not fit the small output caps (a sub-query
+        has 64 tokens). Templates without the variable ignore it. Turn thinking on only with
+        caps raised to match (the ``*_max_tokens`` settings).
+        """
+        return {**(self.chat_template_kwargs or {}), "enable_thinking": self.thinking}
 
     @model_validator(mode="after")
     def _gist_bounds(self) -> SeekSettings:

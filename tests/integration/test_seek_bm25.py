@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -36,6 +37,11 @@ def scripted() -> ScriptedSeekLLMDouble:
             "## Maximum Overdrive director",
             "subquery": lambda text: f"<query>{target_in(text)}</query>",
             "evidence": lambda text: "Maximum Overdrive (1986) was directed by Stephen King.",
+            # the parallel variant fills every section in one call, each under its heading
+            "fill": lambda text: "\n".join(
+                f"## {n}. {heading}\nMaximum Overdrive (1986) was directed by Stephen King."
+                for n, heading in re.findall(r"### Section (\d+): (.+)", text)
+            ),
             "answer": "<answer>Stephen King</answer>",
         }
     )

@@ -1,8 +1,9 @@
 """A scripted stand-in for the LLM in SEEK tests: answers each stage from a script.
 
 It reuses the LLM helper's generic ``ScriptedLLMDouble`` (tests/unit/llm/scripted_llm.py) and
-only adds routing: the stage of a request (sketch, sub-query, evidence, update, page rewrite,
-answer) is read from the prompt, so a test scripts stages rather than exact prompt strings.
+only adds routing: the stage of a request (sketch, sub-query, evidence, one-context fill of
+every slot, update, page rewrite, answer) is read from the prompt, so a test scripts stages
+rather than exact prompt strings.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ _CHAT_MARKERS: tuple[tuple[str, str], ...] = (
     ("revise the headings", "update"),
     ("Rewrite the whole page", "rewrite"),
     ("write ONE search query", "subquery"),
+    ("Write the evidence for every section", "fill"),
     ("Write the evidence for", "evidence"),
     ("<answer>...</answer>", "answer"),
 )
 _FEWSHOT_ENDINGS: tuple[tuple[str, str], ...] = (
-    ("Remaining sections:", "update"),
+    ("Revised sections:", "update"),
+    ("Evidence for each section:\n", "fill"),
     ("Sections:", "sketch"),
     ("Query:", "subquery"),
     ("Evidence:", "evidence"),

@@ -7,7 +7,7 @@ import re
 
 import pytest
 from seek_fakes import RecordingRetriever
-from seek_llm_double import ScriptedSeekLLMDouble, target_of
+from seek_llm_double import ScriptedSeekLLMDouble
 
 from sira_seek.seek.pipeline import RetrieverRequiredError, SeekPipeline
 from sira_seek.seek.results import QuestionInput, SeekResult
@@ -33,11 +33,18 @@ def evidence_for(text: str) -> str:
     return f"EVIDENCE[{target}]"
 
 
+def fill_all_for(text: str) -> str:
+    """A one-context fill: one ``## N. heading`` section per section the prompt lists."""
+    sections = re.findall(r"### Section (\d+): (.+)", text)
+    return "\n".join(f"## {n}. {heading}\nFILLED[{heading}]" for n, heading in sections)
+
+
 def default_stages(**overrides: object) -> dict[str, object]:
     stages: dict[str, object] = {
         "sketch": SKETCH,
         "subquery": subquery_for,
         "evidence": evidence_for,
+        "fill": fill_all_for,
         "answer": "It is clear from the sketch.\n<answer>Stephen King</answer>",
     }
     stages.update(overrides)
@@ -105,10 +112,11 @@ def test_parallel_variant_writes_every_subquery_from_the_initial_sketch() -> Non
     llm = ScriptedSeekLLMDouble(default_stages())
     result = run(llm, variant="parallel")
     assert result.sketch is not None and result.sketch.is_complete
-    for text in llm.texts("subquery") + llm.texts("evidence"):
-        assert "EVIDENCE[" not in text  # no step saw another step's evidence
+    for text in llm.texts("subquery") + llm.texts("fill"):
+        assert "FILLED[" not in text  # no step saw another step's evidence
     assert [s.gist_index for s in result.steps] == [0, 1, 2]
     assert all(len(s.retrieved_ids) == 5 for s in result.steps)
+    assert [g.slot for g in result.sketch.gists] == [f"FILLED[{h}]" for h in result.sketch.headings]
     assert result.answer == "Stephen King"
 
 
@@ -120,38 +128,22 @@ def test_parallel_variant_records_a_failed_batch_search_on_every_step() -> None:
 
 
 def test_plan_variant_shows_a_plan_and_concatenated_evidence() -> None:
-    llm = ScriptedSeekLLMDouble(default_stages())
-    result = run(llm, variant="plan")
+    llm = ScriptedSeekLLMDouble(
+        default_stages(
+            subquery=["<query>Leland 1986 film</query>", "<query>Overdrive director</query>"],
+            evidence=["Maximum Overdrive was shot in Leland.", "Stephen King directed it."],
+        )
+    )
+    result = run(llm, variant="plan", max_steps=2)
     second = llm.texts("subquery")[1]
     assert "Plan:\n1. Film shot in Leland in 1986\n2. Director of that film" in second
-    assert "Evidence so far: EVIDENCE[Film shot in Leland in 1986]" in second
+    assert "Evidence so far: Maximum Overdrive was shot in Leland." in second
     assert "## " not in second  # no markdown page: the sketch is only a plan here
     assert (
-        "EVIDENCE[Film shot in Leland in 1986] EVIDENCE[Director of that film]"
+        "Maximum Overdrive was shot in Leland. Stephen King directed it."
         in (llm.texts("answer")[0])
     )
     assert result.variant == "plan"
-
-
-def test_update_variant_revises_only_the_unfilled_gists() -> None:
-    llm = ScriptedSeekLLMDouble(
-        default_stages(
-            update=[
-                "## Director of Maximum Overdrive\n## Awards of that director",
-                "garbage without headings",
-            ]
-        )
-    )
-    result = run(llm, variant="update")
-    assert result.sketch is not None
-    assert result.sketch.headings == (
-        "Film shot in Leland in 1986",
-        "Director of Maximum Overdrive",
-        "Awards of that director",
-    )
-    assert target_of(llm.by_stage["subquery"][1]) == "Director of Maximum Overdrive"
-    assert len(llm.by_stage["update"]) == 2  # after gists 1 and 2, not after the last
-    assert any("did not parse" in note for note in result.notes)
 
 
 def test_without_iterative_retrieval_searches_once_with_the_question() -> None:
@@ -173,7 +165,7 @@ def test_without_initialisation_runs_summary_steps_without_a_sketch() -> None:
         )
     )
     retriever = RecordingRetriever()
-    result = run(llm, retriever, variant="no-init", no_init_steps=2)
+    result = run(llm, retriever, variant="no-init", max_steps=2)
     assert "sketch" not in llm.by_stage
     assert retriever.queries == ["step query", "step query"]
     assert "first summary" in llm.texts("subquery")[1]
