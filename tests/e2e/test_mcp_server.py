@@ -24,6 +24,7 @@ import pytest
 from agent_index_kit import EnrichedSlice, build_enriched_slice
 from cli_runner import sira_seek_exe
 from mcp import Client, StdioServerParameters
+from readme_keys import check_keys, documented
 
 from sira_seek.agent.mcp_server import TOOL_NAMES
 from sira_seek.backend import SearchBackend
@@ -142,6 +143,7 @@ def test_streamable_http_transport(
     try:
         assert proc.stdout is not None
         info = json.loads(proc.stdout.readline())
+        check_keys(info, documented("mcp"), "mcp --json", nonempty={"tools"})
         url = f"http://127.0.0.1:{port}/mcp"
         assert info == {
             "index": enriched.index,
