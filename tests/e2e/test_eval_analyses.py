@@ -1,0 +1,176 @@
+"""The papers' analyses from the command line, on real nodes and the shared wikimh data.
+
+* ``eval retrieval --qa``: answer coverage@5/@10 (SIRA paper, Fig. 3) on the 100 HotpotQA
+  questions, checked against a recomputation from the run's own TREC file, with passages
+  fetched one by one (``GET``) and an answer matcher written differently (token windows,
+  not padded substrings) from the product's.
+* ``eval qa --diagnostics --json`` (SEEK paper's analyses) on 3 questions with the CPU model
+  (``llamacpp:gemma3-270m``), checked against the run's own predictions file and qrels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import run_cli
+
+from sira_seek.backend import SearchBackend
+from sira_seek.evaluation.qa_metrics import normalize_answer
+from sira_seek.llm.llamacpp_inprocess import llama_cpp_available
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+
+def _tokens(text: str) -> list[str]:
+    return normalize_answer(text).split()
+
+
+def _contains(passage: list[str], alias: list[str]) -> bool:
+    """Token-window match: the alias's tokens as one contiguous run of the passage's."""
+    if not alias:
+        return False
+    width = len(alias)
+    return any(passage[i : i + width] == alias for i in range(len(passage) - width + 1))
+
+
+def _read_trec(path: Path) -> dict[str, list[str]]:
+    ranked: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for line in path.read_text().splitlines():
+        qid, _, doc, rank, _, _ = line.split()
+        ranked[qid].append((int(rank), doc))
+    return {q: [d for _, d in sorted(rows)] for q, rows in ranked.items()}
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_eval_retrieval_coverage_equals_a_recomputation_from_the_run(
+    backends: dict[str, SearchBackend],
+    wikimh_indexes: dict[str, str],
+    wikimh_dir: Path,
+    engine: str,
+    node_urls: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    files = [
+        "--queries",
+        str(wikimh_dir / "queries-hotpotqa.jsonl"),
+        "--qrels",
+        str(wikimh_dir / "qrels-hotpotqa.tsv"),
+    ]
+    cluster = ["--index", wikimh_indexes[engine], "--url", node_urls[engine]]
+    run_file = tmp_path / "bm25.trec"
+    qa = ["--qa", str(wikimh_dir / "qa-hotpotqa.jsonl")]
+    res = run_cli(
+        ["eval", "retrieval", *files, *qa, *cluster, "--run-file", str(run_file), "--json"]
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    print(f"{engine}: {out}")
+
+    golds = {
+        str(r["id"]): [str(a) for a in r["golden_answers"]]
+        for r in _read_jsonl(wikimh_dir / "qa-hotpotqa.jsonl")
+    }
+    ranked = _read_trec(run_file)
+    assert len(ranked) == 100
+    backend = backends[engine]
+    texts: dict[str, list[str]] = {}
+    covered = {5: 0, 10: 0}
+    for qid, docs in ranked.items():
+        passages = []
+        for doc_id in docs[:10]:
+            if doc_id not in texts:
+                hit = backend.get(wikimh_indexes[engine], doc_id)
+                assert hit is not None and hit.source is not None
+                texts[doc_id] = _tokens(f"{hit.source['title']} {hit.source['text']}")
+            passages.append(texts[doc_id])
+        aliases = [_tokens(a) for a in golds[qid]]
+        for k in covered:
+            covered[k] += any(_contains(p, a) for p in passages[:k] for a in aliases)
+    expected = {f"coverage@{k}": round(n / len(ranked), 4) for k, n in covered.items()}
+    assert {k: out[k] for k in expected} == expected
+    # Sanity of the figures themselves: BM25 finds the answer for most HotpotQA questions,
+    # and more of them in 10 passages than in 5.
+    assert 0.3 < out["coverage@5"] < out["coverage@10"] <= 1.0
+
+    # Without --qa the keys stay, as null (JSON keys never depend on flags).
+    plain = run_cli(["eval", "retrieval", *files, *cluster, "--json"])
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert json.loads(plain.stdout)["coverage@5"] is None
+
+
+def test_eval_qa_diagnostics_json_with_the_cpu_model(
+    wikimh_indexes: dict[str, str],
+    wikimh_dir: Path,
+    node_urls: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    if not llama_cpp_available():
+        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+    predictions, html = tmp_path / "predictions.jsonl", tmp_path / "seek.html"
+    qrels_path = wikimh_dir / "qrels-hotpotqa.tsv"
+    args = [
+        "eval", "qa",
+        "--index", wikimh_indexes["opensearch"], "--url", node_urls["opensearch"],
+        "--qa", str(wikimh_dir / "qa-hotpotqa.jsonl"), "--limit", "3",
+        "--method", "seek", "--llm", "llamacpp:gemma3-270m", "--no-cache",
+        "--max-gists", "2", "--temperature", "0",
+        "--diagnostics", "--qrels", str(qrels_path),
+        "--predictions", str(predictions), "--report", str(html), "--json",
+    ]  # fmt: skip
+    # Small output caps keep 3 questions within a couple of minutes on 2 cores.
+    caps = {
+        "SIRA_SEEK_SEEK_SKETCH_MAX_TOKENS": "32",
+        "SIRA_SEEK_SEEK_SUBQUERY_MAX_TOKENS": "20",
+        "SIRA_SEEK_SEEK_SLOT_MAX_TOKENS": "32",
+        "SIRA_SEEK_SEEK_ANSWER_MAX_TOKENS": "12",
+        "SIRA_SEEK_SEEK_DOC_CHARS": "120",
+        "SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    res = run_cli(args, env={**os.environ, **caps}, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    diag = out["diagnostics"]
+    print(json.dumps({k: v for k, v in diag.items() if k != "per_question"}))
+    assert out["answered"] == 3 and diag["questions"] == 3 and diag["failed"] == 0
+
+    # Every figure again, from the run's own records and the qrels.
+    results = _read_jsonl(predictions)
+    relevant: dict[str, set[str]] = defaultdict(set)
+    for line in qrels_path.read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        if int(grade) > 0:
+            relevant[qid].add(doc)
+    digs, recalls, gists = [], [], []
+    for r in results:
+        steps = [s["retrieved_ids"] for s in r["steps"]]
+        seen: set[str] = set()
+        new = total = 0
+        for ids in steps:
+            for doc in dict.fromkeys(ids):
+                new += doc not in seen
+                total += 1
+            seen |= set(ids)
+        digs.append(new / total)
+        rel = relevant[str(r["id"])]
+        recalls.append(max(len(set(ids[:5]) & rel) / len(rel) for ids in steps))
+        gists.append(len(r["sketch"]["gists"]))
+    assert diag["dig"] == pytest.approx(round(sum(digs) / 3, 4), abs=1e-4)
+    assert diag["best_subquery_recall_at_5"] == pytest.approx(round(sum(recalls) / 3, 4), abs=1e-4)
+    assert diag["recall_questions"] == 3
+    assert diag["gists_per_question"] == pytest.approx(round(sum(gists) / 3, 4), abs=1e-4)
+    assert sum(diag["gist_counts"].values()) == 3 and all(1 <= g <= 2 for g in gists)
+    assert [row["id"] for row in diag["per_question"]] == [r["id"] for r in results]
+    assert diag["seconds_per_question"] > 0 and diag["amortised_seconds_per_question"] > 0
+    assert diag["subquery_diversity"] is None or 0.0 <= diag["subquery_diversity"] <= 1.0
+
+    page = html.read_text(encoding="utf-8")
+    assert "<h2>SEEK analyses</h2>" in page
+    assert f'<td data-key="dig">{diag["dig"]:.4f}</td>' in page
