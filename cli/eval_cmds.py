@@ -181,6 +181,8 @@ def eval_retrieval(
     if method == "sira" and expander is None:
         raise click.UsageError("--method sira needs --expansions FILE or --llm SPEC")
     judged = [q for q in all_queries if q.id in judgements]
+    if answers is not None and not any(answers.get(q.id) for q in judged):
+        raise BadInput(f"{qa_path}: no evaluated query has a gold answer here (ids must match)")
     bar: Any = None
     try:
         backend = backend_from_options(kw)

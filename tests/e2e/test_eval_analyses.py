@@ -174,3 +174,20 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     page = html.read_text(encoding="utf-8")
     assert "<h2>SEEK analyses</h2>" in page
     assert f'<td data-key="dig">{diag["dig"]:.4f}</td>' in page
+
+
+def test_a_qa_file_matching_no_query_stops_before_any_search(
+    wikimh_dir: Path, tmp_path: Path
+) -> None:
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text(json.dumps({"id": "not-a-query", "question": "x?", "answer": "y"}) + "\n")
+    res = run_cli(
+        [
+            "eval", "retrieval", "--index", "no-such-index", "--url", "http://127.0.0.1:9",
+            "--queries", str(wikimh_dir / "queries-hotpotqa.jsonl"),
+            "--qrels", str(wikimh_dir / "qrels-hotpotqa.tsv"), "--qa", str(qa), "--json",
+        ]
+    )  # fmt: skip
+    # Exit 2 (bad input), not 1 (cluster unreachable): the file was refused first.
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "ids must match" in res.stderr and res.stdout == ""
