@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -395,3 +397,57 @@ def test_a_missing_framework_names_its_extra(module: str, framework: str, extra:
     )
     assert done.stdout.startswith("ImportError ")
     assert f"pip install 'sira-seek[{extra}]'" in done.stdout
+
+
+# -- the README's examples --------------------------------------------------------------------
+README = Path(__file__).resolve().parents[2] / "README.md"
+README_GOLD = {  # the judged paragraphs of the README examples' two questions
+    "langchain": {"hp00010", "hp00015"},
+    "llamaindex": {"hp00010", "hp00015"},
+    "haystack": {"hp00005", "hp00009"},
+}
+
+
+def readme_examples() -> dict[str, str]:
+    """The python blocks of '## Framework retrievers', keyed by the framework they import."""
+    section = README.read_text(encoding="utf-8").split("\n## Framework retrievers\n", 1)
+    assert len(section) == 2, "README.md has no '## Framework retrievers' section"
+    body = section[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", body, re.S)
+    found = {}
+    for block in blocks:
+        (module,) = re.findall(r"from sira_seek\.integrations\.(\w+) import", block)
+        found[module] = block
+    assert set(found) == set(README_GOLD)
+    return found
+
+
+@pytest.mark.parametrize("framework", sorted(README_GOLD))
+def test_the_readme_example_runs(
+    framework: str, url: str, index: str, shared_data: Path, backend: SearchBackend
+) -> None:
+    """Each example, as printed in the README, runs on the session's wikimh index (its name
+    and the data folder substituted) and prints ranked hits that include a judged paragraph."""
+    code = readme_examples()[framework]
+    assert 'index="wikimh"' in code
+    code = code.replace('index="wikimh"', f"index={index!r}")
+    code = code.replace("../shared/data", str(shared_data))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SIRA_SEEK_URL": url},
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ranked = re.findall(r"^(\d+) (\S+) (-?[0-9.]+) (.+)$", done.stdout, re.M)
+    assert [int(rank) for rank, *_ in ranked] == [1, 2, 3, 4, 5], done.stdout
+    scores = [float(score) for _, _, score, _ in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert README_GOLD[framework] & {doc_id for _, doc_id, _, _ in ranked}, done.stdout
+    if framework == "llamaindex":
+        assert done.stdout.splitlines()[-1] == f"title: {ranked[0][3]}"
+    if framework == "haystack":
+        decisions = re.findall(r"^  (\w+)\s+\S", done.stdout, re.M)
+        assert decisions and "kept" in decisions, done.stdout
