@@ -48,6 +48,9 @@ UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
 )
 """The cluster or the LLM refused or cannot be reached: ``503`` with the reason."""
 
+_BODY_PHRASES = "body:expansions"
+"""The lookup key of a request's own phrases (never shown: ``query_id`` is not in the JSON)."""
+
 LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
 """LLM failures that mean the LLM is not there (``503``). Other failed calls (a malformed or
 too long answer) degrade to BM25 with a note, exactly as ``sira-seek search`` does."""
@@ -350,8 +353,17 @@ def _search(
         raise ServiceError(404, f"index {index!r} does not exist: ingest a corpus into it first")
     knobs: Mapping[str, Any] = {"k": request.k, "tau": request.tau, "weight": request.weight}
     if request.expansions is not None:
-        table = {request.query: request.expansions}
-        return sk.search(request.query, index=index, method="sira", expansions=table, **knobs)
+        # Keyed by an id, not by the text: the retriever looks phrases up by the text after
+        # whitespace normalisation, so a query with a trailing space would miss its entry.
+        table = {_BODY_PHRASES: request.expansions}
+        return sk.search(
+            request.query,
+            index=index,
+            method="sira",
+            expansions=table,
+            query_id=_BODY_PHRASES,
+            **knobs,
+        )
     if expander is None:
         return sk.search(request.query, index=index, method="bm25", **knobs)
     from sira_seek.sira.retriever import SiraRetriever

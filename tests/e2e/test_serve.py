@@ -1,0 +1,289 @@
+"""``sira-seek serve`` as a user runs it: the installed command, started on a free loopback
+port against the session's real nodes, answering HTTP.
+
+``/search`` must return the same hits (ids and scores), candidate table and Dev Tools request
+as ``sira-seek search --json`` for the same HotpotQA question on wikimh, both BM25 and SIRA
+with the shared strong-LLM expansions; ``/ask`` answers with the embedded CPU model
+(``llamacpp:gemma3-270m``) and returns its sketch. Bad bodies get 4xx with a message naming
+the field; an unreachable cluster or LLM gets 503 with the reason; a password given through
+the environment appears in no response and no log line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from cli_runner import run_cli, sira_seek_exe
+from seeds import seeded_rng
+
+from sira_seek.backend import SearchBackend
+from sira_seek.corpus import read_queries
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+CPU_MODEL = "llamacpp:gemma3-270m"
+SECRET = "pw-" + os.urandom(6).hex()  # never printed by the server, whatever happens
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """One ``sira-seek serve`` process; its stdout and stderr go to files read after."""
+
+    def __init__(self, args: list[str], env: dict[str, str], folder: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = folder / f"serve-{self.port}.log"
+        self._log = self.log_path.open("w")
+        cmd = [sira_seek_exe(), "--verbose", "serve", "--port", str(self.port), *args]
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, **env}
+        )
+        self.http = httpx.Client(base_url=self.base, timeout=600)
+        self._wait()
+
+    def _wait(self, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"sira-seek serve exited {self.proc.returncode}:\n{self.logs()}")
+            try:
+                self.http.get("/openapi.json", timeout=2)
+                return
+            except httpx.TransportError:
+                time.sleep(0.3)
+        pytest.fail(f"sira-seek serve did not answer within {timeout_s}s:\n{self.logs()}")
+
+    def logs(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.http.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+@pytest.fixture(scope="module")
+def server(
+    node_urls: dict[str, str],
+    engine: str,
+    wikimh_indexes: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    """A server on the engine's node with a username and password from the environment
+    (the open test node ignores them; the point is that they never come back out)."""
+    env = {"SIRA_SEEK_USERNAME": "svc-user", "SIRA_SEEK_PASSWORD": SECRET}
+    args = ["--url", node_urls[engine], "--index", wikimh_indexes[engine]]
+    found = Server(args, env, tmp_path_factory.mktemp(f"serve-{engine}"))
+    yield found
+    found.stop()
+    assert SECRET not in found.logs()
+
+
+def _questions(wikimh_dir: Path, n: int) -> list[tuple[str, str]]:
+    queries = read_queries(wikimh_dir / "queries-hotpotqa.jsonl")
+    rng = seeded_rng("hotpotqa questions for /search")
+    return [(q.id, q.text) for q in rng.sample(queries, n)]
+
+
+def _expansions(wikimh_dir: Path) -> dict[str, list[str]]:
+    path = wikimh_dir / "expansions-hotpotqa.strong-llm.jsonl"
+    rows = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
+    return {row["_id"]: row["keywords"] for row in rows}
+
+
+def _cli_search(url: str, index: str, text: str, extra: list[str]) -> dict[str, Any]:
+    res = run_cli(["search", text, "--index", index, "--url", url, "--json", *extra])
+    assert res.returncode == 0, res.stderr[-2000:]
+    return dict(json.loads(res.stdout))
+
+
+def _same_search(api: dict[str, Any], cli: dict[str, Any]) -> None:
+    """Everything but the timings: hits (ids, scores, titles, matched clauses), the body
+    sent, every candidate's windows' DF and decision, |C|, and the Dev Tools request."""
+    assert set(api) == set(cli)
+    assert [h["_id"] for h in api["hits"]] == [h["_id"] for h in cli["hits"]]
+    assert api["hits"] == cli["hits"]
+    for key in ("query", "candidates", "doc_count", "max_doc_freq", "plain_bm25", "explain"):
+        assert api[key] == cli[key], key
+    assert api["expansion_source"] == cli["expansion_source"]
+
+
+def test_search_equals_the_cli_for_hotpotqa_questions(
+    server: Server, node_urls: dict[str, str], engine: str, wikimh_indexes: dict[str, str],
+    wikimh_dir: Path,
+) -> None:  # fmt: skip
+    expansions = _expansions(wikimh_dir)
+    file = wikimh_dir / "expansions-hotpotqa.strong-llm.jsonl"
+    index, url = wikimh_indexes[engine], node_urls[engine]
+    for qid, text in _questions(wikimh_dir, 2):
+        print(f"{engine}: {qid} {text!r}")
+        sira_body = {"index": index, "query": text, "expansions": expansions[qid], "k": 10}
+        api = server.http.post("/search", json=sira_body)
+        assert api.status_code == 200, api.text
+        sira = api.json()
+        cli = _cli_search(url, index, text, ["--expansions", str(file), "--id", qid])
+        _same_search(sira, cli)
+        assert not sira["plain_bm25"] and sira["expansion_source"] == "precomputed"
+        assert any(c["decision"] == "kept" for c in sira["candidates"])
+        assert len(sira["hits"]) == 10
+        # Whitespace around the query changes nothing (the retriever normalises it, and the
+        # body's phrases must still be found).
+        padded = server.http.post("/search", json={**sira_body, "query": f"  {text}\n "})
+        assert padded.json()["hits"] == sira["hits"]
+
+        # No expansions and no --llm: BM25, equal to the CLI's plain search; no index in
+        # the body: the server's --index.
+        bm25 = server.http.post("/search", json={"query": text, "k": 5})
+        assert bm25.status_code == 200, bm25.text
+        plain = bm25.json()
+        _same_search(plain, _cli_search(url, index, text, ["--size", "5"]))
+        assert plain["plain_bm25"] and plain["expansion_source"] == "none"
+        assert not plain["candidates"] and len(plain["hits"]) == 5
+        assert plain["explain"].startswith(f"GET {index}/_search?")
+
+
+def test_health_and_openapi_docs(server: Server, engine: str) -> None:
+    health = server.http.get("/health")
+    assert health.status_code == 200, health.text
+    body = health.json()
+    assert body["status"] == "ok" and body["engine"] == engine
+    assert body["cluster_status"] in ("green", "yellow") and body["llm"] is None
+    spec = server.http.get("/openapi.json").json()
+    assert {"/search", "/ask", "/health"} <= set(spec["paths"])
+    assert "post" in spec["paths"]["/search"] and "post" in spec["paths"]["/ask"]
+    assert set(spec["components"]["schemas"]["SearchRequest"]["properties"]) >= {
+        "index", "query", "expansions", "k",
+    }  # fmt: skip
+    docs = server.http.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "names"),
+    [
+        ({"index": "x"}, 422, "body.query"),  # missing query
+        ({"query": "   "}, 422, "blank"),
+        ({"query": "q", "k": 0}, 422, "body.k"),
+        ({"query": "q", "k": "ten"}, 422, "body.k"),
+        ({"query": "q", "expansions": "not a list"}, 422, "body.expansions"),
+        ({"query": "q", "expansion": ["typo"]}, 422, "body.expansion"),  # unknown field
+        ({"query": "q", "tau": 3}, 422, "body.tau"),
+        ({"query": "q", "index": "no-such-index-here"}, 404, "does not exist"),
+    ],
+)
+def test_bad_search_requests_get_4xx_with_a_clear_message(
+    server: Server, body: dict[str, Any], status: int, names: str
+) -> None:
+    res = server.http.post("/search", json=body)
+    assert res.status_code == status, res.text
+    assert names in res.json()["detail"]
+
+
+def test_a_body_that_is_not_json_is_422(server: Server) -> None:
+    res = server.http.post(
+        "/search", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert res.status_code == 422 and "JSON" in res.json()["detail"]
+    ask = server.http.post("/ask", json={"question": ""})
+    assert ask.status_code == 422 and "body.question" in ask.json()["detail"]
+
+
+def test_unreachable_cluster_is_503_with_the_reason_and_no_secret(tmp_path: Path) -> None:
+    dead = free_port()  # nothing listens there
+    url = f"http://admin:{SECRET}@127.0.0.1:{dead}"
+    env = {"SIRA_SEEK_PASSWORD": SECRET, "SIRA_SEEK_API_KEY": f"key-{SECRET}"}
+    srv = Server(["--url", url, "--index", "wikimh"], env, tmp_path)
+    try:
+        replies = [
+            srv.http.get("/health"),
+            srv.http.post("/search", json={"query": "Who wrote Lilith?"}),
+            srv.http.post("/ask", json={"question": "Who wrote Lilith?"}),
+        ]
+        for res in replies:
+            assert res.status_code == 503, res.text
+            assert SECRET not in res.text
+            assert f"127.0.0.1:{dead}" in res.text  # the reason names what is unreachable
+        assert "No search cluster answers" in replies[1].json()["detail"]
+    finally:
+        srv.stop()
+    logs = srv.logs()
+    assert "not reachable yet" in logs  # the start-up warning was logged ...
+    assert SECRET not in logs  # ... without the password in the URL
+
+
+def test_unreachable_llm_is_503_and_a_secret_never_leaks(
+    node_urls: dict[str, str], engine: str, wikimh_indexes: dict[str, str], tmp_path: Path
+) -> None:
+    llm_port = free_port()  # nothing listens there
+    dead_llm = f"openai:http://127.0.0.1:{llm_port}/v1#no-model"
+    env = {"SIRA_SEEK_PASSWORD": SECRET, "SIRA_SEEK_LLM_MAX_RETRIES": "0"}
+    args = ["--url", node_urls[engine], "--index", wikimh_indexes[engine], "--llm", dead_llm]
+    srv = Server(args, env, tmp_path)
+    try:
+        search = srv.http.post("/search", json={"query": "If Gallu is a demon Lilu is what?"})
+        assert search.status_code == 503, search.text
+        assert "unreachable" in search.json()["detail"]
+        assert f"127.0.0.1:{llm_port}" in search.json()["detail"]
+        # The body's phrases do not need the LLM: still served.
+        ok = srv.http.post("/search", json={"query": "Lilu", "expansions": ["Lilith"]})
+        assert ok.status_code == 200 and ok.json()["expansion_source"] == "precomputed"
+        ask = srv.http.post("/ask", json={"question": "If Gallu is a demon Lilu is what?"})
+        assert ask.status_code == 503, ask.text
+        assert f"cannot reach the LLM server at http://127.0.0.1:{llm_port}" in ask.text
+        for res in (search, ok, ask):
+            assert SECRET not in res.text
+    finally:
+        srv.stop()
+    assert SECRET not in srv.logs()
+
+
+def test_ask_answers_with_the_cpu_model_and_returns_its_sketch(
+    node_urls: dict[str, str], wikimh_indexes: dict[str, str],
+    backends: dict[str, SearchBackend], tmp_path: Path,
+) -> None:  # fmt: skip
+    # One engine: the CPU model costs tens of seconds, and retrieval is checked per engine
+    # by the /search tests above.
+    engine = "opensearch"
+    index = wikimh_indexes[engine]
+    # Two gists at most and greedy decoding keep the 270M model's run short and repeatable.
+    env = {"SIRA_SEEK_SEEK_MAX_GISTS": "2", "SIRA_SEEK_SEEK_TEMPERATURE": "0"}
+    srv = Server(["--url", node_urls[engine], "--llm", CPU_MODEL], env, tmp_path)
+    try:
+        question = "Are Christopher Nolan and Sathish Kalathil both film directors?"
+        res = srv.http.post("/ask", json={"index": index, "question": question, "top_k": 3})
+        assert res.status_code == 200, res.text
+        out = res.json()
+    finally:
+        srv.stop()
+    assert out["question"] == question and out["error"] is None and out["method"] == "seek"
+    assert out["sketch"] is not None and 1 <= len(out["sketch"]["gists"]) <= 2
+    assert out["steps"], "SEEK retrieved nothing"
+    for step in out["steps"]:
+        assert step["sub_query"] and 1 <= len(step["retrieved_ids"]) <= 3
+        for doc_id in step["retrieved_ids"]:
+            assert backends[engine].get(index, doc_id) is not None, doc_id
+    calls = sum(stage["calls"] for stage in out["usage"]["by_stage"].values())
+    assert calls >= 3  # the sketch, a sub-query and a slot per gist, the answer
+    assert isinstance(out["answer"], str)
