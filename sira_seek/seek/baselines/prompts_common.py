@@ -34,7 +34,7 @@ def chat_request(
         ),
         max_tokens=max_tokens,
         stop=stop,
-        chat_template_kwargs=settings.chat_template_kwargs,
+        chat_template_kwargs=settings.template_kwargs(),
         **sampling(settings),  # type: ignore[arg-type]
     )
 

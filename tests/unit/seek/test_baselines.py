@@ -328,3 +328,14 @@ def test_parse_plan_notes_what_it_changed() -> None:
     empty = parse_plan("#E1 = Search[]\n<think>#E2 = Search[hidden]</think>", QUESTION, max_steps=5)
     assert empty.malformed and empty.steps[0].tool_input == QUESTION
     assert any("empty Search input" in n for n in empty.notes)
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+def test_baseline_chat_requests_follow_the_thinking_switch(thinking: bool) -> None:
+    llm = ScriptedBaselineLLMDouble(rewoo_stages())
+    answer(llm, method="rewoo", thinking=thinking)
+    assert len(llm.calls) == 3
+    assert all(c.chat_template_kwargs == {"enable_thinking": thinking} for c in llm.calls)
+    llm = ScriptedBaselineLLMDouble({"generate": "<answer>x</answer>"})
+    answer(llm, method="iter-retgen", thinking=thinking, iter_retgen_iterations=2)
+    assert all(c.chat_template_kwargs == {"enable_thinking": thinking} for c in llm.calls)
