@@ -344,7 +344,8 @@ class SeekPipeline:
             for gist, step, docs in zip(initial.gists, steps, found, strict=True)
         ]
         request = self.prompts.evidence_all(run.q.question, context, sections)
-        reply = (await self._generate(run, "evidence", request)).text
+        reply = self.prompts.evidence_all_reply_prefix(sections)
+        reply += (await self._generate(run, "evidence", request)).text
         texts = split_sections(reply, initial.headings)
         if len(texts) == 1 and texts[0] is None:
             texts = [reply]  # one section: the whole reply is its evidence, heading or not
@@ -388,10 +389,17 @@ class SeekPipeline:
         """Plan: the sketch steers as a plan; evidence is concatenated, not put in slots, and
         the LLM decides when it is enough (capped at ``max_steps``).
 
-        The result's sketch is the evidence log (one ``Step k`` entry per retrieval, under the
-        plan's title); the plan itself stays in ``initial_sketch_raw``.
+        Step k aims at the plan's k-th heading (a base model needs a concrete target); past the
+        end of the plan, at whatever the evidence does not cover yet. The result's sketch is
+        the evidence log (one ``Step k`` entry per retrieval, under the plan's title); the plan
+        itself stays in ``initial_sketch_raw``.
         """
-        target = "the next step of the plan that the evidence so far does not cover"
+
+        def target(k: int) -> str:
+            if k < len(plan.gists):
+                return plan.gists[k].heading
+            return "the part of the plan that the evidence so far does not cover"
+
         log = await self._retrieve_until_enough(
             run, plan.title, "plan", target, lambda log: self._plan_context(plan, log)
         )
@@ -420,8 +428,13 @@ class SeekPipeline:
         def notes_context(log: SteeringSketch | None) -> str:
             return self.prompts.render_sketch(log or nothing_yet)
 
-        target = "what to look up next to answer the question"
-        log = await self._retrieve_until_enough(run, run.q.question, "notes", target, notes_context)
+        log = await self._retrieve_until_enough(
+            run,
+            run.q.question,
+            "notes",
+            lambda k: "what to look up next to answer the question",
+            notes_context,
+        )
         await self._final_answer(run, notes_context(log), "notes")
 
     async def _retrieve_until_enough(
@@ -429,7 +442,7 @@ class SeekPipeline:
         run: _QuestionRun,
         title: str,
         kind: ContextKind,
-        target: str,
+        target_of_step: Callable[[int], str],
         render: Callable[[SteeringSketch | None], str],
     ) -> SteeringSketch | None:
         """Sub-query, search and summary steps until the LLM answers `output_parsing.ENOUGH`
@@ -441,7 +454,7 @@ class SeekPipeline:
         cap = self.settings.max_steps
         log: SteeringSketch | None = None
         for k in range(cap):
-            context = render(log)
+            context, target = render(log), target_of_step(k)
             step = await self._next_subquery(run, context, kind, target, None, allow_stop=k > 0)
             if step is None:
                 run.result.notes.append(f"stopped after {k} steps: the LLM judged it enough")

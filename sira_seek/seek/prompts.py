@@ -59,6 +59,11 @@ class SeekPrompts(Protocol):
         under its heading so `output_parsing.split_sections` can match it by name."""
         ...
 
+    def evidence_all_reply_prefix(self, sections: Sequence[SectionSearch]) -> str:
+        """Text the `evidence_all` prompt already wrote for the model (few-shot prompts open
+        the first section), to put back before its reply is split."""
+        ...
+
     def update(self, question: str, context: str) -> LLMRequest:
         """The whole revised heading list: filled headings repeated, open ones kept, reworded,
         dropped or added (the pipeline matches them by heading)."""

@@ -134,6 +134,9 @@ class ChatSeekPrompts(SamplingMixin):
         )
         return self._request(user, max_tokens=s.slot_max_tokens * max(1, len(sections)))
 
+    def evidence_all_reply_prefix(self, sections: Sequence[SectionSearch]) -> str:
+        return ""
+
     def update(self, question: str, context: str) -> LLMRequest:
         user = (
             f"Question: {question}\n\nCurrent sketch:\n{context}\n\n"

@@ -160,7 +160,11 @@ class FewShotSeekPrompts(SamplingMixin):
     def evidence_all(
         self, question: str, context: str, sections: Sequence[SectionSearch]
     ) -> LLMRequest:
-        """One ``- heading: evidence`` line per section, the block ended by a blank line."""
+        """One ``- heading: evidence`` line per section, the block ended by a blank line.
+
+        The prompt opens the first section itself (``- heading:``): a 270M base model left to
+        start the block copies the documents' layout instead of the example's.
+        """
         s = self.settings
         blocks = "\n".join(
             f"- {_flat(section.heading)} (query: {section.sub_query})\n"
@@ -169,11 +173,14 @@ class FewShotSeekPrompts(SamplingMixin):
         )
         prompt = (
             f"{_FILL_ALL_SHOT}Question: {_flat(question)}\nSections and documents:\n{blocks}\n"
-            "Evidence for each section:\n"
+            f"Evidence for each section:\n{self.evidence_all_reply_prefix(sections)}"
         )
         return self._request(
             prompt, max_tokens=s.slot_max_tokens * max(1, len(sections)), stop=("\n\n",)
         )
+
+    def evidence_all_reply_prefix(self, sections: Sequence[SectionSearch]) -> str:
+        return f"- {_flat(sections[0].heading)}:" if sections else ""
 
     def update(self, question: str, context: str) -> LLMRequest:
         """The whole section list on one line: filled sections repeated, open ones revised."""

@@ -35,7 +35,6 @@ _CHAT_MARKERS: tuple[tuple[str, str], ...] = (
 )
 _FEWSHOT_ENDINGS: tuple[tuple[str, str], ...] = (
     ("Revised sections:", "update"),
-    ("Evidence for each section:\n", "fill"),
     ("Sections:", "sketch"),
     ("Query:", "subquery"),
     ("Evidence:", "evidence"),
@@ -59,6 +58,9 @@ def stage_of(request: LLMRequest) -> str:
             if marker in text:
                 return stage
     else:
+        # the one-context fill prompt opens the first section itself: "...section:\n- A:"
+        if "Evidence for each section:\n" in text.rsplit("Question: ", 1)[-1]:
+            return "fill"
         for ending, stage in _FEWSHOT_ENDINGS:
             if text.endswith(ending):
                 return stage

@@ -222,12 +222,14 @@ def test_parallel_with_fewshot_prompts_makes_one_fill_call_too() -> None:
         {
             "sketch": f" {FILM} | {DIRECTOR}",
             "subquery": " Leland 1986 film",
-            "fill": f"- {DIRECTOR}: Stephen King directed it.\n- {FILM}: Maximum Overdrive.",
+            # the prompt opened the first section, "- {FILM}:"; the model goes on from there
+            "fill": f" Maximum Overdrive.\n- {DIRECTOR}: Stephen King directed it.",
             "answer": "Stephen King</answer>",
         }
     )
     result = run(llm, style="fewshot", variant="parallel")
     assert len(llm.by_stage["fill"]) == 1 and "evidence" not in llm.by_stage
+    assert llm.texts("fill")[0].endswith(f"Evidence for each section:\n- {FILM}:")
     assert result.sketch is not None
     assert [g.slot for g in result.sketch.gists] == [
         "Maximum Overdrive.",
@@ -273,7 +275,7 @@ def test_stops_when_the_llm_says_the_evidence_is_enough(variant: str) -> None:
 
 
 @LOOPING
-@pytest.mark.parametrize("cap", [1, 3])
+@pytest.mark.parametrize("cap", [1, 4])
 def test_never_exceeds_the_step_cap(variant: str, cap: int) -> None:
     counter = itertools.count(1)
     llm = ScriptedSeekLLMDouble(
@@ -288,6 +290,12 @@ def test_never_exceeds_the_step_cap(variant: str, cap: int) -> None:
     assert len(llm.by_stage["subquery"]) == cap and len(llm.by_stage["evidence"]) == cap
     assert any(f"cap of {cap} steps" in note for note in result.notes)
     assert result.answer == "Stephen King"
+    targets = [target_of(request) for request in llm.by_stage["subquery"]]
+    if variant == "plan":  # the plan's headings in order, then whatever is not covered
+        assert targets[:3] == [FILM, DIRECTOR, OTHER][:cap]
+        assert cap < 4 or "not cover" in targets[3]
+    else:
+        assert len(set(targets)) == 1
 
 
 @LOOPING
@@ -317,6 +325,7 @@ def test_the_plan_variant_shows_the_plan_in_every_step_and_the_fewshot_stop_exam
     result = run(llm, retriever, style="fewshot", variant="plan", temperature=0.0)
     assert retriever.queries == ["Leland 1986 film"]
     prompts = llm.texts("subquery")
+    assert [target_of(request) for request in llm.by_stage["subquery"]] == [FILM, DIRECTOR]
     assert all(f"Plan:\n1. {FILM}\n2. {DIRECTOR}" in p for p in prompts)
     assert f"Query: {ENOUGH}" not in prompts[0] and f"Query: {ENOUGH}" in prompts[1]
     assert result.answer == "Stephen King"
