@@ -21,6 +21,7 @@ from sira_seek.llm.request import LLMRequest
 from sira_seek.seek.baselines import parse_plan
 from sira_seek.seek.baselines.iter_retgen import generation_for_search
 from sira_seek.seek.batch import run_questions
+from sira_seek.seek.checkpoint import SeekCheckpoint
 from sira_seek.seek.pipeline import RetrieverRequiredError, SeekPipeline
 from sira_seek.seek.results import QuestionInput, SeekResult
 from sira_seek.seek.settings import METHODS, SeekSettings
@@ -339,3 +340,19 @@ def test_baseline_chat_requests_follow_the_thinking_switch(thinking: bool) -> No
     llm = ScriptedBaselineLLMDouble({"generate": "<answer>x</answer>"})
     answer(llm, method="iter-retgen", thinking=thinking, iter_retgen_iterations=2)
     assert all(c.chat_template_kwargs == {"enable_thinking": thinking} for c in llm.calls)
+
+
+def test_baseline_results_resume_from_a_checkpoint(tmp_path: Path) -> None:
+    questions = [QuestionInput(id=f"q{i}", question=f"{QUESTION} ({i})") for i in range(3)]
+    path = tmp_path / "ckpt.jsonl"
+    for method in ("iter-retgen", "rewoo"):
+        stages = {**rewoo_stages(), "generate": "<answer>Ireland</answer>"}
+        llm = ScriptedBaselineLLMDouble(stages)
+        pipeline = SeekPipeline(llm, RecordingRetriever(), settings=SeekSettings(method=method))
+        ckpt = SeekCheckpoint(path.with_suffix(f".{method}"), method=method, variant=None)
+        first = asyncio.run(run_questions(pipeline, questions, checkpoint=ckpt))
+        assert (first.answered, first.resumed) == (3, 0)
+        calls = len(llm.calls)
+        again = asyncio.run(run_questions(pipeline, questions, checkpoint=ckpt))
+        assert (again.answered, again.resumed) == (0, 3) and len(llm.calls) == calls
+        assert [r.model_dump() for r in again.results] == [r.model_dump() for r in first.results]
