@@ -54,11 +54,27 @@ class RedactingFilter(logging.Filter):
         self._redact = redact
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        record.msg = self._redact(message)
-        record.args = None
+        # Each piece is masked in place, keeping ``args`` a tuple: formatters such as
+        # uvicorn's access formatter unpack the arguments themselves.
+        if isinstance(record.msg, str):
+            record.msg = self._redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(self._mask(a) for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: self._mask(v) for k, v in record.args.items()}
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = self._redact(record.exc_text)
         return True
+
+    def _mask(self, value: object) -> object:
+        """A string argument masked; anything else as its masked text if that differs (an
+        exception or URL object carrying a secret), else unchanged (``%d`` still works)."""
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, int | float) or value is None:
+            return value
+        text = str(value)
+        masked = self._redact(text)
+        return masked if masked != text else value
