@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import json
 import os
 import pwd
@@ -24,7 +25,7 @@ import tempfile
 import time
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -269,6 +270,18 @@ def _free_port(preferred: int) -> int:
 # -- lifecycle ------------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _exclusive_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` for the duration of the block (released when the
+    process dies, so a killed start never blocks the next one)."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 class LocalNode:
     """One engine/version's node: its folders, its state file and its process."""
 
@@ -319,6 +332,18 @@ class LocalNode:
         live = self.running()
         if live is not None:
             return live
+        # Two commands starting the same node at once (a test session and `make demo`, two
+        # pytest processes) must not race: the loser's process dies on Lucene's node lock and,
+        # worse, its state.json would hide the winner's live node. One starts, the other waits
+        # and then finds it running.
+        self.node_dir.parent.mkdir(parents=True, exist_ok=True)
+        with _exclusive_lock(self.node_dir.parent / f".{self.node_dir.name}.up.lock"):
+            live = self.running()
+            if live is not None:
+                return live
+            return self._start(on_status)
+
+    def _start(self, on_status: Callable[[str], None] | None) -> NodeState:
         if os.geteuid() == 0:
             _check_reachable(self.settings.home)
         dist = install_distribution(self.spec, self.settings.home, on_status)

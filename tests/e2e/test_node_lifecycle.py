@@ -107,3 +107,50 @@ def test_node_up_and_down_as_a_normal_user(world_readable_tmp: Path) -> None:
         )
     assert down.returncode == 0, down.stderr
     assert "stopped opensearch" in down.stdout
+
+
+def test_two_node_ups_at_once_start_one_node_and_both_report_it(
+    world_readable_tmp: Path,
+) -> None:
+    """Two `node up` at the same moment for the same node (a test session and `make demo`):
+    one starts it, the other waits and reports the same node. Without the start lock the
+    second process died on Lucene's node lock and its state.json hid the live node, so
+    `node status` listed nothing."""
+    home = world_readable_tmp / "home"
+    downloads = home / "downloads"
+    downloads.mkdir(parents=True)
+    cached = NodeSettings().home / "downloads"
+    version = DEFAULT_VERSIONS["opensearch"]
+    for name in (f"opensearch-{version}.zip", f"analysis-common-{version}.jar"):
+        if (cached / name).exists():
+            shutil.copy2(cached / name, downloads / name)
+    exe = shutil.which("sira-seek") or str(REPO / ".venv" / "bin" / "sira-seek")
+    env = {**os.environ, "SIRA_SEEK_NODE_HOME": str(home)}
+    cmd = [exe, "node", "up", "--engine", "opensearch", "--json", "--no-progress"]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for _ in range(2)
+    ]
+    try:
+        outs = [p.communicate(timeout=600) for p in procs]
+        for p, (_, err) in zip(procs, outs, strict=True):
+            assert p.returncode == 0, err[-2000:]
+        urls = {json.loads(out)["url"] for out, _ in outs}
+        assert len(urls) == 1
+        (url,) = urls
+        assert _health(url) in ("green", "yellow")
+        state = LocalNode(NodeSettings(home=home), "opensearch").state()
+        assert state is not None and state.url == url
+        assert Path(f"/proc/{state.pid}").exists()  # the recorded pid is the live node
+        status = subprocess.run(
+            [exe, "node", "status", "--json"], capture_output=True, text=True, env=env, check=True
+        )
+        assert [n["url"] for n in json.loads(status.stdout)] == [url]
+    finally:
+        subprocess.run(
+            [exe, "node", "down", "--engine", "opensearch", "--purge"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
