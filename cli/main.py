@@ -6,6 +6,7 @@ import click
 
 from sira_seek import __version__
 
+from .agentic_cmd import eval_agentic
 from .ask_cmd import ask
 from .demo_cmd import demo
 from .envvars import ROOT_PREFIX, assign_envvars
@@ -36,6 +37,7 @@ for command in (node, ingest, search, explain, ask, eval_group, report, kibana, 
 cli.add_command(llm)
 eval_group.add_command(qa_score, "qa-score")
 eval_group.add_command(eval_qa, "qa")
+eval_group.add_command(eval_agentic, "agentic")
 assign_envvars(cli, ROOT_PREFIX)
 
 

@@ -23,9 +23,9 @@ PromptStyle = Literal["chat", "fewshot"]
 
 ActionKind = Literal["search", "category", "answer"]
 
-MAX_TEXT_CHARS = 80
-MAX_EXPANSIONS = 4
-MAX_EXPANSION_CHARS = 32
+MAX_TEXT_CHARS = 60
+MAX_EXPANSIONS = 3
+MAX_EXPANSION_CHARS = 24
 
 ACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -51,10 +51,12 @@ class AgentAction(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
 
     action: ActionKind
-    text: str = Field(min_length=1)
     expansions: list[str] = Field(default_factory=list)
+    text: str = Field(min_length=1)
 
     def to_prompt_json(self) -> str:
+        """Keys in alphabetical order: llama.cpp's schema grammar emits them so, and a small
+        model copies the examples best when they look exactly like what it must write."""
         return json.dumps(self.model_dump(), ensure_ascii=False)
 
 
@@ -70,7 +72,7 @@ class TranscriptEntry(BaseModel):
 
 _INSTRUCTION = (
     "You answer a question by searching an encyclopedia. Each step is one JSON action: "
-    '"search" with a query in "text" and up to 4 "expansions" (words or short phrases a '
+    '"search" with a query in "text" and up to 3 "expansions" (words or short phrases a '
     "relevant page would contain but the query lacks; never the answer itself), "
     '"category" with a category name in "text" (says whether it exists and its nearest '
     'categories), or "answer" with the final answer in "text" once the pages found hold it.'
@@ -84,7 +86,7 @@ _EXAMPLES: tuple[tuple[str, tuple[tuple[AgentAction, str], ...]], ...] = (
                 AgentAction(
                     action="search",
                     text="Arthur's Magazine",
-                    expansions=["literary periodical", "Philadelphia", "founded"],
+                    expansions=["literary periodical", "founded"],
                 ),
                 "Arthur's Magazine: Arthur's Magazine (1844-1846) was an American literary "
                 "periodical published in Philadelphia.",
@@ -93,7 +95,7 @@ _EXAMPLES: tuple[tuple[str, tuple[tuple[AgentAction, str], ...]], ...] = (
                 AgentAction(
                     action="search",
                     text="First for Women magazine",
-                    expansions=["Bauer Media Group", "women's magazine", "started"],
+                    expansions=["women's magazine", "started"],
                 ),
                 "First for Women: First for Women is a woman's magazine published by Bauer "
                 "Media Group. The magazine was started in 1989.",
@@ -115,7 +117,7 @@ _EXAMPLES: tuple[tuple[str, tuple[tuple[AgentAction, str], ...]], ...] = (
                 AgentAction(
                     action="search",
                     text="Big Stone Gap film director",
-                    expansions=["romantic comedy", "directed by", "screenwriter"],
+                    expansions=["directed by", "screenwriter"],
                 ),
                 "Big Stone Gap (film): Big Stone Gap is a 2014 American romantic comedy film "
                 "written and directed by Adriana Trigiani.",
@@ -124,7 +126,7 @@ _EXAMPLES: tuple[tuple[str, tuple[tuple[AgentAction, str], ...]], ...] = (
                 AgentAction(
                     action="search",
                     text="Adriana Trigiani",
-                    expansions=["novelist", "based in", "New York"],
+                    expansions=["novelist", "based in"],
                 ),
                 "Adriana Trigiani: Adriana Trigiani is an American best-selling author, "
                 "television writer and film director based in Greenwich Village, New York City.",

@@ -282,7 +282,7 @@ def test_fewshot_prompt_shows_the_latest_steps_with_their_true_numbers() -> None
     text = request.prompt or ""
     tail = text[text.rindex(f"Question: {QUESTION}") :]
     assert "q1" not in tail and "q2" not in tail
-    assert '\nStep 3: {"action": "search", "text": "q3"' in tail
+    assert '\nStep 3: {"action": "search", "expansions": [], "text": "q3"}' in tail
     assert tail.endswith("Found: o4\nStep 5: ")
 
 
