@@ -3,6 +3,8 @@
 sira-sync --index NAME --fields title,text --from-jsonl FILE   apply precomputed phrases
 sira-sync --index NAME --llm llamacpp:gemma3-270m              ask an LLM per document
 sira-sync status --index NAME                                  enriched / stale / failed
+sira-sync export-requests --index NAME --out req.jsonl --model M  offline batch requests
+sira-sync --index NAME --from-batch-output out.jsonl           apply the batch's answers
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from tqdm import tqdm
 
 from sira_seek.backend import SearchBackend
 from sira_seek.llm.ledger import LLMUsageLedger
+from sira_seek.sync.batch_output import BatchOutputError, BatchOutputPhraseSource
+from sira_seek.sync.batch_requests import export_requests
 from sira_seek.sync.checkpoint import RunStateStore
-from sira_seek.sync.document_prompt import CORPUS_TASKS
+from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
 from sira_seek.sync.estimate import estimate_run
 from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
 from sira_seek.sync.index_status import index_sync_status
@@ -146,6 +150,8 @@ def _summary(report: RunReport) -> str:
         f"{c.write_errors} write errors; phrases kept {c.phrases_kept}/{c.phrases_proposed} "
         f"({c.phrases_too_common} too common); {report.docs_per_s:.1f} docs/s"
     )
+    if c.changed_since_export:
+        text += f"; {c.changed_since_export} batch answers skipped: text changed since export"
     if report.expunge is not None:
         e = report.expunge
         text += (
@@ -159,6 +165,11 @@ def _summary(report: RunReport) -> str:
 @click.option("--index", required=True, help="Index (or alias) to enrich.")
 @click.option("--fields", default=None, help="Source fields the LLM reads [title,text].")
 @click.option("--from-jsonl", type=click.Path(path_type=Path), help="Precomputed enrichments.")
+@click.option(
+    "--from-batch-output",
+    type=click.Path(path_type=Path),
+    help="Output of a batch job (vLLM run_batch, a Batch API) on export-requests' file.",
+)
 @click.option("--llm", help="LLM spec: llamacpp:gemma3-270m, openai:URL#MODEL, ...")
 @click.option("--slice", "slice_text", help="Worker i of N, e.g. 0/2 (split by a hash of _id).")
 @click.option("--resume", is_flag=True, help="Continue the last unfinished run of this slice.")
@@ -195,6 +206,7 @@ def run_cmd(
     index: str,
     fields: str | None,
     from_jsonl: Path | None,
+    from_batch_output: Path | None,
     llm: str | None,
     slice_text: str | None,
     resume: bool,
@@ -222,8 +234,10 @@ def run_cmd(
 
     Exits 3 (after the report) when the cluster refused some writes.
     """
-    if (from_jsonl is None) == (llm is None):
-        raise click.UsageError("give exactly one of --from-jsonl FILE and --llm SPEC")
+    if sum(x is not None for x in (from_jsonl, from_batch_output, llm)) != 1:
+        raise click.UsageError(
+            "give exactly one of --from-jsonl FILE and --llm SPEC (or --from-batch-output FILE)"
+        )
     if page_size is None and llm is not None:
         # Pages of an LLM run are a few batches of requests, so progress and checkpoints move.
         page_size = 4 * (concurrency or SyncSettings().llm_concurrency)
@@ -239,17 +253,37 @@ def run_cmd(
     slice_spec = SliceSpec.parse(slice_text)
     backend = backend_from_options(kw)
     ledger = LLMUsageLedger()
-    source = _phrase_source(
-        settings,
-        from_jsonl=from_jsonl,
-        llm=llm,
-        model_id=model_id,
-        prompt_id_override=prompt_id_override,
-        prompt_style=prompt_style,
-        categories=categories,
-        no_cache=no_cache or estimate,
-        ledger=ledger,
-    )
+    source: PhraseSource
+    if from_batch_output is not None:
+        try:
+            source = BatchOutputPhraseSource(
+                from_batch_output,
+                model=model_id,
+                prompt_id=prompt_id_override,
+                max_phrases=settings.max_phrases,
+                max_categories=settings.max_categories,
+            )
+        except (BatchOutputError, FileNotFoundError) as exc:
+            raise click.UsageError(str(exc)) from None
+        if source.bad_lines:
+            click.echo(
+                f"warning: {len(source.bad_lines)} of {source.lines} lines of "
+                f"{from_batch_output} name no sira-sync request (lines "
+                f"{', '.join(map(str, source.bad_lines[:10]))}); ignored",
+                err=True,
+            )
+    else:
+        source = _phrase_source(
+            settings,
+            from_jsonl=from_jsonl,
+            llm=llm,
+            model_id=model_id,
+            prompt_id_override=prompt_id_override,
+            prompt_style=prompt_style,
+            categories=categories,
+            no_cache=no_cache or estimate,
+            ledger=ledger,
+        )
     try:
         if estimate:
             result = estimate_run(backend, index, source, settings, slice_spec, sample=sample)
@@ -328,6 +362,79 @@ def _run(
         return runner.run()
     finally:
         bar.close()
+
+
+@main.command("export-requests")
+@click.option("--index", required=True, help="Index (or alias) whose documents need enrichment.")
+@click.option(
+    "--out", required=True, type=click.Path(path_type=Path), help="Batch input file (JSONL)."
+)
+@click.option(
+    "--model",
+    "--llm-model",
+    "model",
+    required=True,
+    help="Model name in every request (vLLM: --served-model-name); recorded as openai:NAME.",
+)
+@click.option("--fields", default=None, help="Source fields the LLM reads [title,text].")
+@click.option("--slice", "slice_text", help="Worker i of N, e.g. 0/2 (split by a hash of _id).")
+@click.option("--categories/--no-categories", default=False, help="Ask the LLM for categories.")
+@click.option(
+    "--task",
+    type=click.Choice(list(CORPUS_TASKS)),
+    default=None,
+    help="Corpus prompt for the task the index serves [generic]; claim, argument, duplicate.",
+)
+@prompt_style_option
+@click.option("--text-budget", type=int, help="Characters of document text sent [4000].")
+@json_option("Print what was written (counts, model, prompt id) as JSON.")
+@cluster_options
+@friendly_errors
+def export_requests_cmd(
+    index: str,
+    out: Path,
+    model: str,
+    fields: str | None,
+    slice_text: str | None,
+    categories: bool,
+    task: str | None,
+    prompt_style: str,
+    text_budget: int | None,
+    as_json: bool,
+    **kw: Any,
+) -> None:
+    """Write the enrichment requests of the documents that need them as an OpenAI Batch file.
+
+    One line per document that is new, changed, enriched under another model or prompt, or
+    failed before (this --slice only), each body exactly what `sira-sync --llm
+    openai:URL#MODEL` would send, with a stable custom_id `<_id>::<source hash>::<prompt id>`.
+    Run the file through `python -m vllm.entrypoints.openai.run_batch` (chat prompts only:
+    vLLM's run_batch serves /v1/chat/completions) or any OpenAI-compatible Batch API, then
+    `sira-sync --index INDEX --from-batch-output OUTPUT`. Reads the index only.
+    """
+    # auto: what a live openai: run picks (chat); fewshot is the library's completion form.
+    style: PromptStyle = "completion" if prompt_style == "fewshot" else "chat"
+    settings = _sync_settings(fields=fields, task=task, text_budget_chars=text_budget)
+    backend = backend_from_options(kw)
+    report = export_requests(
+        backend,
+        index,
+        out,
+        settings,
+        model=model,
+        style=style,
+        categories=categories,
+        slice_spec=SliceSpec.parse(slice_text),
+    )
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+        return
+    click.echo(
+        f"{index} [slice {report.slice}]: {report.requests} requests written to {out} (new "
+        f"{report.new}, changed {report.changed}, other model/prompt {report.outdated}, failed "
+        f"before {report.failed_before}); model {model}, prompt {report.prompt_id}, "
+        f"endpoint {report.url}"
+    )
 
 
 @main.command("status")

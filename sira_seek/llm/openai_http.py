@@ -209,7 +209,7 @@ class OpenAICompatibleClient:
                 path, body = self._build_body(attempt_request, info)
                 data, used = await self._call_with_retries(state, "POST", path, body)
                 attempts += used
-                raw_text, this_usage, finish = _extract_completion(data, chat=request.is_chat)
+                raw_text, this_usage, finish = extract_completion(data, chat=request.is_chat)
                 usage = usage + this_usage  # retries after malformed output cost tokens too
                 parsed = None
                 if request.json_schema is not None:
@@ -251,34 +251,7 @@ class OpenAICompatibleClient:
         )
 
     def _build_body(self, request: LLMRequest, info: _ServerInfo) -> tuple[str, dict[str, Any]]:
-        body: dict[str, Any] = {
-            "model": info.model,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-        }
-        if request.messages is not None:
-            path = "/chat/completions"
-            body["messages"] = [m.model_dump() for m in request.messages]
-            if request.chat_template_kwargs:
-                body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
-        else:
-            path = "/completions"
-            body["prompt"] = request.prompt
-        if request.top_p is not None:
-            body["top_p"] = request.top_p
-        if request.top_k is not None:
-            body["top_k"] = request.top_k
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.stop:
-            body["stop"] = list(request.stop)
-        if request.json_schema is not None:
-            body.update(
-                structured_output_fields(
-                    request.json_schema, chat=request.is_chat, dialect=info.dialect
-                )
-            )
-        return path, body
+        return openai_request_body(request, model=info.model, dialect=info.dialect)
 
     async def _call_with_retries(
         self,
@@ -392,7 +365,41 @@ def _classify_http_error(
     return BadRequestError(f"the LLM server at {url} rejected the request: HTTP {status}: {detail}")
 
 
-def _extract_completion(data: dict[str, Any], *, chat: bool) -> tuple[str, TokenUsage, str | None]:
+def openai_request_body(
+    request: LLMRequest, *, model: str, dialect: StructuredOutputDialect
+) -> tuple[str, dict[str, Any]]:
+    """(path under the base URL, JSON body) of one request: the single place a body is built,
+    so an offline batch file (``sira-sync export-requests``) sends exactly what a live run does."""
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    if request.messages is not None:
+        path = "/chat/completions"
+        body["messages"] = [m.model_dump() for m in request.messages]
+        if request.chat_template_kwargs:
+            body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
+    else:
+        path = "/completions"
+        body["prompt"] = request.prompt
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
+    if request.top_k is not None:
+        body["top_k"] = request.top_k
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if request.stop:
+        body["stop"] = list(request.stop)
+    if request.json_schema is not None:
+        body.update(
+            structured_output_fields(request.json_schema, chat=request.is_chat, dialect=dialect)
+        )
+    return path, body
+
+
+def extract_completion(data: dict[str, Any], *, chat: bool) -> tuple[str, TokenUsage, str | None]:
+    """(text, usage, finish reason) of a completion or chat-completion response body."""
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"] if chat else choice["text"]

@@ -21,6 +21,7 @@ from .phrase_sources import PhraseSource
 from .records import (
     EnrichmentFingerprint,
     FailureRecord,
+    InputSkipped,
     PhraseProposal,
     ProposalFailure,
     utc_now_ms,
@@ -78,6 +79,9 @@ class PageEnricher:
         for item, outcome in zip(items, outcomes, strict=True):
             if outcome is None:
                 self.counts.add("no_input")
+                continue
+            if isinstance(outcome, InputSkipped):
+                self.counts.add(outcome.reason)
                 continue
             if isinstance(outcome, ProposalFailure):
                 failures.append(

@@ -14,20 +14,22 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from sira_seek.llm.ledger import LLMUsageLedger
-from sira_seek.llm.response import LLMError, LLMResponse
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 from sira_seek.llm.structured import parse_json_output
 from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sira.keyword_parsing import clean_phrases
 
 from .document_prompt import CorpusTask, PromptStyle, document_request, document_schema
-from .records import JsonlEnrichment, PhraseProposal, ProposalFailure
+from .records import InputSkipped, JsonlEnrichment, PhraseProposal, ProposalFailure
 from .work_items import WorkItem
 
 # LLM failures that mean the model cannot answer at all: stop the run (it resumes later) rather
 # than mark every remaining document as failed.
 FATAL_LLM_ERRORS = frozenset({"unreachable", "unavailable", "model_not_found"})
 
-Outcome = PhraseProposal | ProposalFailure | None  # None: no input for this document, skip it
+# None: no input for this document; InputSkipped: input that must not be written. Both skip it.
+Outcome = PhraseProposal | ProposalFailure | InputSkipped | None
 
 
 class LLMUnavailableError(RuntimeError):
@@ -144,6 +146,62 @@ def _line_id(line: bytes) -> str | None:
     return None if doc_id is None else str(doc_id)
 
 
+def enrichment_request(
+    item: WorkItem,
+    *,
+    style: PromptStyle,
+    max_phrases: int,
+    max_categories: int,
+    task: CorpusTask,
+) -> LLMRequest:
+    """The request a live run sends for one document; an offline batch file
+    (``batch_requests``) is built from this too, so both ask exactly the same thing."""
+    return document_request(
+        item.text,
+        style=style,
+        doc_id=item.doc_id,
+        max_phrases=max_phrases,
+        max_categories=max_categories,
+        task=task,
+    )
+
+
+def proposal_from_answer(
+    doc_id: str,
+    text: str,
+    parsed: Any,
+    *,
+    schema: dict[str, Any],
+    max_phrases: int,
+    max_categories: int,
+    usage: TokenUsage,
+) -> PhraseProposal | ProposalFailure:
+    """An LLM's answer as phrases, or a failure carrying the raw text: used only when it is a
+    JSON object with a ``keywords`` list of strings. Live runs and batch imports share this, so
+    an answer is accepted or refused the same way whichever way it arrived."""
+    try:
+        value: Any = parsed
+        if value is None:
+            value = parse_json_output(text, schema)
+        keywords = value.get("keywords") if isinstance(value, dict) else None
+        if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
+            raise ValueError("`keywords` is not a list of strings")
+        cats = value.get("categories", [])
+        if not isinstance(cats, list):
+            raise ValueError("`categories` is not a list")
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        return ProposalFailure(
+            doc_id=doc_id, kind="malformed_output", message=str(exc), raw_text=text
+        )
+    return PhraseProposal(
+        doc_id=doc_id,
+        phrases=clean_phrases(keywords, max_phrases),
+        categories=clean_phrases(cats, max_categories),
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+    )
+
+
 class LLMPhraseSource:
     """Asks an ``LLMClient`` for each document, many requests in flight.
 
@@ -176,10 +234,9 @@ class LLMPhraseSource:
 
     def propose(self, items: Sequence[WorkItem]) -> list[Outcome]:
         requests = [
-            document_request(
-                item.text,
+            enrichment_request(
+                item,
                 style=self.style,
-                doc_id=item.doc_id,
                 max_phrases=self.max_phrases,
                 max_categories=self.max_categories,
                 task=self.task,
@@ -201,29 +258,14 @@ class LLMPhraseSource:
                 message=answer.message,
                 raw_text=answer.raw_text,
             )
-        try:
-            value: Any = answer.parsed
-            if value is None:
-                value = parse_json_output(answer.text, self._schema)
-            keywords = value.get("keywords") if isinstance(value, dict) else None
-            if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
-                raise ValueError("`keywords` is not a list of strings")
-            cats = value.get("categories", [])
-            if not isinstance(cats, list):
-                raise ValueError("`categories` is not a list")
-        except ValueError as exc:
-            return ProposalFailure(
-                doc_id=item.doc_id,
-                kind="malformed_output",
-                message=str(exc),
-                raw_text=answer.text,
-            )
-        return PhraseProposal(
-            doc_id=item.doc_id,
-            phrases=clean_phrases(keywords, self.max_phrases),
-            categories=clean_phrases(cats, self.max_categories),
-            prompt_tokens=answer.usage.prompt_tokens,
-            completion_tokens=answer.usage.completion_tokens,
+        return proposal_from_answer(
+            item.doc_id,
+            answer.text,
+            answer.parsed,
+            schema=self._schema,
+            max_phrases=self.max_phrases,
+            max_categories=self.max_categories,
+            usage=answer.usage,
         )
 
     def close(self) -> None:

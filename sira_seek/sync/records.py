@@ -91,6 +91,14 @@ class ProposalFailure(BaseModel):
     raw_text: str | None = None
 
 
+class InputSkipped(BaseModel):
+    """A precomputed answer that must not be written (made from text the document no longer
+    has); counted under ``reason`` in the run's counts, the document left as it is."""
+
+    doc_id: str
+    reason: Literal["changed_since_export"]
+
+
 class FailureRecord(ProposalFailure):
     """A failure as written to the failures file."""
 

@@ -22,6 +22,10 @@ class RunCounts(BaseModel):
     enriched: int = Field(default=0, description="Enrichment written.")
     failed: int = Field(default=0, description="Malformed/failed answers recorded, not written.")
     no_input: int = Field(default=0, description="No precomputed record for the document.")
+    changed_since_export: int = Field(
+        default=0,
+        description="A batch answer made from text the document no longer has: not written.",
+    )
     conflicts: int = Field(default=0, description="409s: changed mid-run, re-read.")
     current_on_reread: int = Field(
         default=0,

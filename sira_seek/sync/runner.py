@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 
 from sira_seek.backend import SearchBackend, SearchHit
 
@@ -207,7 +208,11 @@ class SyncRunner:
 
     def pending_items(self, limit: int) -> list[WorkItem]:
         """The first ``limit`` documents of this slice that are not current (no writes)."""
-        out: list[WorkItem] = []
+        return list(itertools.islice(self.iter_pending(), limit))
+
+    def iter_pending(self) -> Iterator[WorkItem]:
+        """Every document of this slice that is not current, decided as a run decides, one
+        page in memory at a time (``sira-sync export-requests`` streams these to a file)."""
         fields = list(self.settings.fields)
         for page in self.backend.scan(
             self.index, page_size=self.settings.page_size, source=[*fields, "sira_sync"]
@@ -216,10 +221,7 @@ class SyncRunner:
                 if self.slice.owns(hit.id):
                     item = self._work_item(hit, count=False)
                     if item is not None:
-                        out.append(item)
-                        if len(out) >= limit:
-                            return out
-        return out
+                        yield item
 
     # -- report ----------------------------------------------------------------------------
     def _report(
