@@ -60,6 +60,7 @@ def test_eval_qa_prints_the_four_keys_and_resumes_from_its_checkpoint(
         "answered": 2,
         "failed": 0,
         "resumed": 0,
+        "diagnostics": None,  # only with --diagnostics
     }
     assert len(scripted_llm.by_stage["answer"]) == 2
 
