@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
+import socket
 from typing import Any
 
 import click
 
-from .options import cluster_options
+from .options import cluster_options, json_option
 
 
 def _is_loopback(host: str) -> bool:
@@ -38,6 +40,9 @@ def _is_loopback(host: str) -> bool:
     show_default=True,
     help="One line per request on stderr (method, path, status; never a body).",
 )
+@json_option(
+    "Print one JSON line (url, host, port, docs, index, llm) once the port is bound, then serve."
+)
 @cluster_options
 def serve(
     host: str,
@@ -45,6 +50,7 @@ def serve(
     index: str | None,
     llm_spec: str | None,
     access_log: bool,
+    as_json: bool,
     url: str | None,
     api_key: str | None,
     username: str | None,
@@ -88,6 +94,22 @@ def serve(
         app, host=host, port=port, access_log=access_log, log_level="info", lifespan="on"
     )
     server = uvicorn.Server(config)
+    # Bind here, so `--port 0` (any free port) can be reported before serving starts.
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    bound = int(sock.getsockname()[1])
+    if as_json:
+        base = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
+        line = {
+            "url": base,
+            "host": host,
+            "port": bound,
+            "docs": f"{base}/docs",
+            "index": index,
+            "llm": redact(llm_spec) if llm_spec else None,
+        }
+        click.echo(json.dumps(line), nl=True)
     # uvicorn installs its handlers when the server is configured; every handler in the
     # process then masks the secrets, whatever logger a record comes from.
     secret_filter = RedactingFilter(redact)
@@ -99,4 +121,4 @@ def serve(
     for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
         for handler in logging.getLogger(name).handlers:
             handler.addFilter(secret_filter)
-    server.run()
+    server.run(sockets=[sock])

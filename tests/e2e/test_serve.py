@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from cli_runner import run_cli, sira_seek_exe
+from readme_keys import check_keys, documented
 from seeds import seeded_rng
 
 from sira_seek.backend import SearchBackend
@@ -293,3 +294,33 @@ def test_ask_answers_with_the_cpu_model_and_returns_its_sketch(
     calls = sum(stage["calls"] for stage in out["usage"]["by_stage"].values())
     assert calls >= 3  # the sketch, a sub-query and a slot per gist, the answer
     assert isinstance(out["answer"], str)
+
+
+def test_json_line_reports_the_bound_port_before_serving(tmp_path: Path) -> None:
+    """`--port 0 --json`: the first stdout line names the port the OS picked, and the server
+    answers there; an LLM spec carrying the password from the environment is masked."""
+    env = {**os.environ, "SIRA_SEEK_PASSWORD": SECRET}
+    llm = f"openai:http://u:{SECRET}@127.0.0.1:9/v1#m"
+    cmd = [sira_seek_exe(), "serve", "--port", "0", "--json", "--index", "x", "--llm", llm]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        line = json.loads(proc.stdout.readline())
+        check_keys(line, documented("serve"), "serve --json", nonempty=set())
+        assert line["port"] > 0 and line["url"] == f"http://127.0.0.1:{line['port']}"
+        assert line["docs"] == line["url"] + "/docs" and line["index"] == "x"
+        assert SECRET not in json.dumps(line) and line["llm"].startswith("openai:http://")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                res = httpx.get(line["url"] + "/openapi.json", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "serve did not answer on its port"
+                time.sleep(0.3)
+        assert res.status_code == 200 and "/search" in res.json()["paths"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
