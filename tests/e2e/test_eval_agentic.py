@@ -1,0 +1,103 @@
+"""``sira-seek eval agentic`` end to end: the real CPU model (Gemma 3 270M base, in-process
+llama.cpp) drives the agent over wikimh on a real OpenSearch node, for 3 HotpotQA questions.
+
+Quality is not asserted (a 270M base model only proves the loop); what is: the JSON keys are
+the README's, the budget and step cap hold, every page read is a real document of the index,
+and Recall@B is what the trace's pages give against the qrels, recomputed here independently.
+A missing model is a failure, not a skip.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli
+from readme_keys import check_keys, documented
+
+from sira_seek.backend import SearchBackend
+from sira_seek.corpus import read_qrels
+from sira_seek.llm.llamacpp_inprocess import llama_cpp_available
+
+pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+BUDGET = 5
+MAX_STEPS = 2  # two CPU-model calls per question keep 3 questions within minutes on 2 cores
+SEARCH_K = 3  # below the budget, so a second search can still add pages
+SEED = 0  # the loop's sampling seed (temperature 0: greedy, so the run is repeatable)
+
+
+def test_three_questions_with_the_cpu_model(
+    node_urls: dict[str, str],
+    backends: dict[str, SearchBackend],
+    wikimh_indexes: dict[str, str],
+    wikimh_dir: Path,
+    tmp_path: Path,
+) -> None:
+    if not llama_cpp_available():
+        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+    print(f"seed={SEED} (temperature 0)")
+    index = wikimh_indexes["opensearch"]
+    qrels_path = wikimh_dir / "qrels-hotpotqa.tsv"
+    trace_path = tmp_path / "trace.jsonl"
+    res = run_cli(
+        [
+            "eval", "agentic",
+            "--url", node_urls["opensearch"],
+            "--index", index,
+            "--qa", str(wikimh_dir / "qa-hotpotqa.jsonl"),
+            "--qrels", str(qrels_path),
+            "--llm", "llamacpp:gemma3-270m",
+            "--limit", "3",
+            "--budget", str(BUDGET),
+            "--max-steps", str(MAX_STEPS),
+            "--search-k", str(SEARCH_K),
+            "--trace", str(trace_path),
+            "--json",
+        ],
+        env={"SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "llm-cache")},  # a real run, not a replay
+        timeout=1800,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout)
+    print(json.dumps({k: v for k, v in out.items() if k != "results"}))
+    check_keys(out, documented("eval agentic"), "eval agentic", nonempty={"results", "steps"})
+
+    assert out["questions"] == 3 and len(out["results"]) == 3
+    assert (out["budget"], out["max_steps"]) == (BUDGET, MAX_STEPS)
+    assert out["llm"] == "llamacpp:gemma3-270m" and out["index"] == index
+    qrels = read_qrels(qrels_path)
+    traces = [json.loads(line) for line in trace_path.read_text().splitlines()]
+    assert [t["question_id"] for t in traces] == [r["id"] for r in out["results"]]
+
+    backend = backends["opensearch"]
+    recomputed: list[float] = []
+    for result, trace in zip(out["results"], traces, strict=True):
+        pages = [page["id"] for page in trace["pages_read"]]
+        assert result["pages_read"] == pages
+        assert len(pages) == len(set(pages)) <= BUDGET
+        assert 1 <= len(result["steps"]) <= MAX_STEPS
+        assert all(len(step["new_pages"]) <= SEARCH_K for step in result["steps"])
+        # every page read came from a tool call of the trace, and is a document of the index
+        from_steps = [p for step in result["steps"] for p in step["new_pages"]]
+        assert from_steps == pages
+        for page in trace["pages_read"]:
+            stored = backend.get(index, page["id"])
+            assert stored is not None, page["id"]
+            assert (stored.source or {}).get("title") == page["title"]
+        relevant = {doc for doc, grade in qrels[result["id"]].items() if grade > 0}
+        recall = len(relevant & set(pages)) / len(relevant)
+        assert result["recall"] == pytest.approx(recall)
+        assert 0.0 <= result["recall"] <= 1.0
+        recomputed.append(recall)
+        assert result["stop_reason"] in {"answered", "budget", "max_steps"}
+        calls = sum(step["kind"] in ("search", "category") for step in trace["steps"])
+        assert result["tool_calls"] == calls
+    assert out["recall_at_budget"] == pytest.approx(sum(recomputed) / 3)
+    assert out["judged"] == 3 and out["llm_errors"] == 0
+    assert out["llm_calls"] == sum(len(t["steps"]) for t in traces)
+    assert out["completion_tokens"] > 0
+    # the second question's gold is "yes": no coverage for it, by design
+    assert [r["answer_covered"] is None for r in out["results"]] == [False, True, False]
+    assert out["coverage_questions"] == 2 and 0.0 <= out["answer_coverage"] <= 1.0
