@@ -272,6 +272,22 @@ CASES: dict[str, Case] = {
         lambda w: run_sync(["status", *_cluster(w), "--json"]),
         check=lambda out: out["total"] == len(DOCS) and out["enriched"] >= 1,
     ),
+    "sira-sync export-requests": Case(
+        "sira-sync export-requests",
+        lambda w: run_sync(
+            [
+                "export-requests",
+                *_cluster(w),
+                "--out",
+                w.path("req.jsonl"),
+                "--model",
+                "m",
+                "--json",
+            ]
+        ),
+        # Documents enriched from a JSONL have another model: each needs an openai:m request.
+        check=lambda out: out["requests"] == len(DOCS) and out["fingerprint_model"] == "openai:m",
+    ),
     "sira-sync migrate": Case(
         "sira-sync migrate",
         lambda w: run_sync(["migrate", *_cluster(w), "--into", f"{w.index}-migrated", "--json"]),
