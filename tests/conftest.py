@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from vllm_kit import vllm_server  # noqa: F401  (registers the session's real vLLM server)
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings

@@ -1,0 +1,148 @@
+"""A real vLLM OpenAI server for the test session: the production serving path, exercised.
+
+``vllm_server`` yields a ``VllmEndpoint`` (its ``spec`` is what ``--llm`` takes). Order of
+preference:
+
+1. ``SIRA_SEEK_TEST_VLLM_URL=openai:http://host:port/v1#model`` reuses a server someone else
+   runs (development against a shared server; never stopped by the suite);
+2. a server already answering on ``SIRA_SEEK_TEST_VLLM_PORT`` (default 8021) with the default
+   model: one an earlier session kept with ``SIRA_SEEK_TEST_KEEP_NODES=1``;
+3. otherwise ONE ``VllmServerProcess`` with the packaged Gemma 3 270M (converted once from its
+   GGUF, cached), started on that port and stopped at session end unless
+   ``SIRA_SEEK_TEST_KEEP_NODES=1``.
+
+vLLM missing (scripts/install_vllm.sh not run) or a server that cannot start fails the suite:
+these tests are the evidence that the vLLM path works, so they never skip.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from sira_seek.llm.errors import BackendUnavailableError
+from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
+from sira_seek.llm.vllm_server import (
+    DEFAULT_SERVED_NAME,
+    VllmServerProcess,
+    prepare_default_model,
+    vllm_python,
+)
+
+logger = logging.getLogger(__name__)
+
+VLLM_URL_ENV = "SIRA_SEEK_TEST_VLLM_URL"
+VLLM_PORT_ENV = "SIRA_SEEK_TEST_VLLM_PORT"
+DEFAULT_TEST_PORT = 8021
+#: The context the suite's own server is started with; the too-long fault row relies on it.
+TEST_MAX_MODEL_LEN = 2048
+#: Generous client timeouts: on a loaded 2-core machine vLLM answers a few tokens a second.
+SLOW_SERVER_ENV = {
+    "SIRA_SEEK_LLM_READ_TIMEOUT_S": "600",
+    "SIRA_SEEK_LLM_TOTAL_TIMEOUT_S": "900",
+}
+
+
+@dataclass(frozen=True)
+class VllmEndpoint:
+    """One running vLLM OpenAI server, as the tests see it."""
+
+    spec: str
+    base_url: str
+    model: str
+    max_model_len: int
+    owned: bool
+
+    @property
+    def spec_without_model(self) -> str:
+        """The spec with no ``#MODEL``: the client must read the name from ``/v1/models``."""
+        return f"openai:{self.base_url}"
+
+
+def served_models(base_url: str, timeout_s: float = 5.0) -> list[dict[str, object]]:
+    """``GET /v1/models``'s ``data`` list; empty when nothing answers there."""
+    try:
+        response = httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout_s)
+    except httpx.HTTPError:
+        return []
+    if response.status_code != 200:
+        return []
+    data = response.json().get("data", [])
+    return [m for m in data if isinstance(m, dict)]
+
+
+def endpoint_from_spec(spec: str, *, owned: bool) -> VllmEndpoint:
+    """Describe the server behind an ``openai:`` spec, checking that it is vLLM and answers."""
+    parsed = parse_backend_spec(spec)
+    if not isinstance(parsed, OpenAIBackendSpec) or len(parsed.endpoints) != 1:
+        raise ValueError(f"{VLLM_URL_ENV} must be one openai:URL#MODEL endpoint, got {spec!r}")
+    base_url = parsed.endpoints[0]
+    models = served_models(base_url)
+    if not models:
+        raise BackendUnavailableError(f"no OpenAI server answers /models at {base_url}")
+    model = parsed.model or str(models[0]["id"])
+    listed = next((m for m in models if m.get("id") == model), None)
+    if listed is None:
+        raise BackendUnavailableError(f"{base_url} does not serve {model!r}: {models}")
+    if listed.get("owned_by") != "vllm":
+        raise BackendUnavailableError(
+            f"{base_url} is not a vLLM server (owned_by={listed.get('owned_by')!r})"
+        )
+    max_len = int(str(listed.get("max_model_len") or TEST_MAX_MODEL_LEN))
+    return VllmEndpoint(
+        spec=f"openai:{base_url}#{model}",
+        base_url=base_url,
+        model=model,
+        max_model_len=max_len,
+        owned=owned,
+    )
+
+
+def start_session_server(port: int) -> VllmServerProcess:
+    """ONE vLLM server with the packaged Gemma 3 270M (about 2 minutes on 2 cores, ~9 GB RAM)."""
+    python = vllm_python()  # BackendUnavailableError names scripts/install_vllm.sh
+    model = prepare_default_model(python)
+    server = VllmServerProcess(
+        model=model,
+        served_model_name=DEFAULT_SERVED_NAME,
+        port=port,
+        python=python,
+        max_model_len=TEST_MAX_MODEL_LEN,
+        startup_timeout_s=1200.0,
+    )
+    logger.warning("starting vLLM for the test session on port %d (log %s)", port, server.log_path)
+    return server.start()
+
+
+@pytest.fixture(scope="session")
+def vllm_server() -> Iterator[VllmEndpoint]:
+    """The session's real vLLM server (see the module docstring for where it comes from)."""
+    reuse = os.environ.get(VLLM_URL_ENV)
+    if reuse:
+        try:
+            endpoint = endpoint_from_spec(reuse, owned=False)
+        except (BackendUnavailableError, ValueError) as exc:
+            pytest.fail(f"{VLLM_URL_ENV}={reuse}: {exc}", pytrace=False)
+        yield endpoint
+        return
+    port = int(os.environ.get(VLLM_PORT_ENV, DEFAULT_TEST_PORT))
+    base_url = f"http://127.0.0.1:{port}/v1"
+    if any(m.get("id") == DEFAULT_SERVED_NAME for m in served_models(base_url)):
+        yield endpoint_from_spec(f"openai:{base_url}#{DEFAULT_SERVED_NAME}", owned=False)
+        return
+    try:
+        server = start_session_server(port)
+    except BackendUnavailableError as exc:  # the suite must fail loudly, never skip
+        pytest.fail(f"could not start a real vLLM server: {exc}", pytrace=False)
+    try:
+        yield endpoint_from_spec(server.spec, owned=True)
+    finally:
+        if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") == "1":
+            print(f"\nvLLM kept running for later sessions: {server.spec} (pid {server.detach()})")
+        else:
+            server.stop()
