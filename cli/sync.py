@@ -22,8 +22,9 @@ from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.sync.batch_output import BatchOutputError, BatchOutputPhraseSource
 from sira_seek.sync.batch_requests import export_requests
 from sira_seek.sync.checkpoint import RunStateStore
+from sira_seek.sync.cpu_default import choose_cpu_llm, cpu_vllm_server, is_cpu_alias
 from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
-from sira_seek.sync.estimate import estimate_run
+from sira_seek.sync.estimate import estimate_run, sample_for
 from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
 from sira_seek.sync.index_status import index_sync_status
 from sira_seek.sync.mapping import MappingConflictError
@@ -161,6 +162,22 @@ def _summary(report: RunReport) -> str:
     return text
 
 
+def _resolve_cpu_alias(prompt_style: str, concurrency: int | None) -> tuple[str, str, int | None]:
+    """``--llm cpu``: (spec, prompt style, concurrency) of the faster CPU backend; a vLLM server
+    started for the run stops when the command ends (click closes it with the context)."""
+    choice = choose_cpu_llm()
+    click.echo(f"--llm cpu: {choice.reason}", err=True)
+    spec = choice.spec
+    if choice.start_server:
+        server = cpu_vllm_server()
+        click.get_current_context().with_resource(server)  # starts it; stopped on exit
+        spec = server.spec
+        click.echo(f"--llm cpu: vLLM serving at {spec}", err=True)
+    # Both CPU backends serve the base Gemma model, which continues the few-shot prompt.
+    style = "fewshot" if prompt_style == "auto" else prompt_style
+    return spec, style, concurrency if concurrency is not None else choice.concurrency
+
+
 @main.command("run")
 @click.option("--index", required=True, help="Index (or alias) to enrich.")
 @click.option("--fields", default=None, help="Source fields the LLM reads [title,text].")
@@ -170,12 +187,21 @@ def _summary(report: RunReport) -> str:
     type=click.Path(path_type=Path),
     help="Output of a batch job (vLLM run_batch, a Batch API) on export-requests' file.",
 )
-@click.option("--llm", help="LLM spec: llamacpp:gemma3-270m, openai:URL#MODEL, ...")
+@click.option(
+    "--llm",
+    help="LLM spec: llamacpp:gemma3-270m, openai:URL#MODEL, ...; cpu: the CPU backend measured "
+    "faster here (vLLM when installed, else llama.cpp in-process).",
+)
 @click.option("--slice", "slice_text", help="Worker i of N, e.g. 0/2 (split by a hash of _id).")
 @click.option("--resume", is_flag=True, help="Continue the last unfinished run of this slice.")
 @click.option("--dry-run", is_flag=True, help="Count what would change; no LLM, no writes.")
 @click.option("--estimate", is_flag=True, help="Measure a sample; print docs, tokens, time.")
-@click.option("--sample", type=int, default=5, show_default=True, help="Docs for --estimate.")
+@click.option(
+    "--sample",
+    type=int,
+    default=None,
+    help="Docs for --estimate [5; for an openai: server, the concurrency, to fill its batch].",
+)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), help="JSON report.")
 @click.option("--tau", type=float, help="Drop phrases with DF > tau*|C| in the raw corpus.")
 @click.option("--categories/--no-categories", default=False, help="Ask the LLM for categories.")
@@ -212,7 +238,7 @@ def run_cmd(
     resume: bool,
     dry_run: bool,
     estimate: bool,
-    sample: int,
+    sample: int | None,
     report_path: Path | None,
     tau: float | None,
     categories: bool,
@@ -238,6 +264,8 @@ def run_cmd(
         raise click.UsageError(
             "give exactly one of --from-jsonl FILE and --llm SPEC (or --from-batch-output FILE)"
         )
+    if is_cpu_alias(llm):
+        llm, prompt_style, concurrency = _resolve_cpu_alias(prompt_style, concurrency)
     if page_size is None and llm is not None:
         # Pages of an LLM run are a few batches of requests, so progress and checkpoints move.
         page_size = 4 * (concurrency or SyncSettings().llm_concurrency)
@@ -286,6 +314,8 @@ def run_cmd(
         )
     try:
         if estimate:
+            if sample is None:
+                sample = sample_for(llm, settings.llm_concurrency)
             result = estimate_run(backend, index, source, settings, slice_spec, sample=sample)
             click.echo(json.dumps(result.model_dump(), indent=2) if as_json else result.describe())
             return

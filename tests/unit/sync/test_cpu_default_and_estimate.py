@@ -1,0 +1,136 @@
+"""``--estimate`` extrapolates from the measured in-flight rate; ``--llm cpu`` resolves to the
+backend measured faster (a running vLLM, one to start, or llama.cpp in-process).
+
+The LLM is the scripted double (above the LLM client protocol) with a fixed latency per
+request, so N requests in flight answer N times faster, as a batching server does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DOCS
+from in_memory_backend import InMemoryBackend
+from scripted_llm import ScriptedLLMDouble
+from sync_doubles import layout_properties
+
+from sira_seek.llm import vllm_server
+from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
+from sira_seek.llm.sync import SyncLLMClient
+from sira_seek.sync.cpu_default import LLAMACPP_SPEC, VLLM_CPU_CONCURRENCY, choose_cpu_llm
+from sira_seek.sync.estimate import estimate_run, sample_for
+from sira_seek.sync.phrase_sources import LLMPhraseSource
+from sira_seek.sync.settings import SyncSettings
+from sira_seek.sync.slicing import SliceSpec
+
+LATENCY_S = 0.3
+
+
+def _estimate(tmp_path: Path, *, concurrency: int, sample: int):
+    ledger = LLMUsageLedger()
+    double = ScriptedLLMDouble(default=json.dumps({"keywords": ["a b"]}), delay_s=LATENCY_S)
+    source = LLMPhraseSource(
+        SyncLLMClient(MeteredLLMClient(double, ledger)),
+        style="chat",
+        prompt_id="sira-doc-v1-chat",
+        ledger=ledger,
+        concurrency=concurrency,
+    )
+    index = InMemoryBackend(DOCS, properties=layout_properties())
+    settings = SyncSettings(state_dir=tmp_path, llm_concurrency=concurrency)
+    try:
+        return estimate_run(index, "idx", source, settings, SliceSpec(), sample=sample)
+    finally:
+        source.close()
+
+
+def test_estimate_uses_the_in_flight_rate_not_the_per_request_latency(tmp_path: Path) -> None:
+    estimate = _estimate(tmp_path, concurrency=4, sample=4)
+    assert estimate.sample_docs == 4 and estimate.sample_in_flight == 4
+    # 4 answers in one ~0.3 s wave: ~13 docs/s, so 20 docs take ~1.5 s, not 20 x 0.3 = 6 s.
+    assert 4 / (LATENCY_S * 2) < estimate.docs_per_s <= 4 / LATENCY_S + 0.5
+    assert estimate.expected_seconds == pytest.approx(20 / estimate.docs_per_s, abs=0.1)
+    assert estimate.expected_seconds < 20 * LATENCY_S / 2
+    assert "--sample" not in estimate.describe()
+
+
+def test_a_sample_smaller_than_the_concurrency_says_so(tmp_path: Path) -> None:
+    estimate = _estimate(tmp_path, concurrency=4, sample=2)
+    assert estimate.sample_in_flight == 2 and estimate.concurrency == 4
+    assert "filled 2 of 4 in-flight slots" in estimate.describe()
+    assert "--sample 4" in estimate.describe()
+
+
+def test_sample_default_fills_a_servers_batch_only() -> None:
+    assert sample_for("openai:http://h:8000/v1#m", 16) == 16
+    assert sample_for(" OpenAI:http://h:8000/v1", 8) == 8
+    assert sample_for("openai:http://h:8000/v1#m", 2) == 5
+    assert sample_for("llamacpp:gemma3-270m", 16) == 5
+    assert sample_for(None, 16) == 5
+
+
+@pytest.fixture
+def no_vllm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("SIRA_SEEK_VLLM_PYTHON", raising=False)
+    monkeypatch.setenv("SIRA_SEEK_VLLM_HOME", str(tmp_path / "no-vllm-here"))
+    monkeypatch.setattr(vllm_server, "deployments_dir", lambda: tmp_path / "llm")
+
+
+@pytest.fixture
+def vllm_installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("SIRA_SEEK_VLLM_PYTHON", sys.executable)
+    monkeypatch.setattr(vllm_server, "deployments_dir", lambda: tmp_path / "llm")
+    return tmp_path / "llm"
+
+
+@pytest.mark.usefixtures("no_vllm")
+def test_cpu_is_llamacpp_when_vllm_is_not_installed() -> None:
+    choice = choose_cpu_llm("vllm")
+    assert choice.spec == LLAMACPP_SPEC and choice.backend == "llamacpp"
+    assert not choice.start_server and "not installed" in choice.reason
+
+
+@pytest.mark.usefixtures("vllm_installed")
+def test_cpu_is_llamacpp_when_llamacpp_measured_faster() -> None:
+    choice = choose_cpu_llm("llamacpp")
+    assert choice.spec == LLAMACPP_SPEC and not choice.start_server
+
+
+def test_cpu_reuses_a_running_llm_up_server(vllm_installed: Path) -> None:
+    spec = "openai:http://127.0.0.1:8123/v1#gemma3-270m"
+    vllm_server.save_deployment(
+        vllm_server.VllmDeployment(
+            pid=os.getpid(),  # alive: the record counts as a running server
+            port=8123,
+            url="http://127.0.0.1:8123/v1",
+            spec=spec,
+            model="/models/gemma3-270m-f32",
+            served_model_name="gemma3-270m",
+            log="/dev/null",
+            gpu=False,
+        )
+    )
+    choice = choose_cpu_llm("vllm")
+    assert choice.spec == spec and choice.backend == "vllm"
+    assert not choice.start_server and choice.concurrency == VLLM_CPU_CONCURRENCY
+
+
+def test_cpu_ignores_a_server_of_another_model(vllm_installed: Path) -> None:
+    vllm_server.save_deployment(
+        vllm_server.VllmDeployment(
+            pid=os.getpid(),
+            port=8124,
+            url="http://127.0.0.1:8124/v1",
+            spec="openai:http://127.0.0.1:8124/v1#Qwen/Qwen3-8B",
+            model="Qwen/Qwen3-8B",
+            served_model_name="Qwen/Qwen3-8B",
+            log="/dev/null",
+            gpu=False,
+        )
+    )
+    choice = choose_cpu_llm("vllm")
+    assert choice.backend == "vllm" and choice.start_server and choice.spec == ""
