@@ -378,12 +378,10 @@ class SeekPipeline:
             step.retrieved_ids = [doc.id for doc in docs]
         return found
 
-    @staticmethod
-    def _plan_context(plan: SteeringSketch, log: SteeringSketch | None) -> str:
+    def _plan_context(self, plan: SteeringSketch, log: SteeringSketch | None) -> str:
         """The sketch as a plan, with the evidence found so far concatenated after it."""
-        steps = "\n".join(f"{i}. {g.heading}" for i, g in enumerate(plan.gists, start=1))
-        found = " ".join(g.slot for g in log.gists if g.slot) if log is not None else ""
-        return f"Plan:\n{steps}\nEvidence so far: {found or '(none yet)'}"
+        found = [g.slot for g in log.gists if g.slot] if log is not None else []
+        return self.prompts.render_plan(plan, found)
 
     async def _fill_plan(self, run: _QuestionRun, plan: SteeringSketch) -> None:
         """Plan: the sketch steers as a plan; evidence is concatenated, not put in slots, and
@@ -421,9 +419,9 @@ class SeekPipeline:
         """w/o initialisation: retrieve-and-summarise steps with no sketch to steer, until the
         LLM says the notes are enough (capped at ``max_steps``)."""
 
-        nothing_yet = SteeringSketch(
-            title=run.q.question, gists=(Gist(heading="Nothing found yet", slot=""),)
-        )
+        # Before the first step, one open "Notes" slot: a base model shown "(no evidence
+        # found)" answered the evidence prompt with an empty line.
+        nothing_yet = SteeringSketch.from_headings(run.q.question, ["Notes"])
 
         def notes_context(log: SteeringSketch | None) -> str:
             return self.prompts.render_sketch(log or nothing_yet)

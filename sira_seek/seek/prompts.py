@@ -26,6 +26,11 @@ class SeekPrompts(Protocol):
 
     def render_sketch(self, sketch: SteeringSketch) -> str: ...
 
+    def render_plan(self, plan: SteeringSketch, found: Sequence[str]) -> str:
+        """The Plan variant's context: the headings as a plan, then the evidence found so far
+        concatenated (not in slots)."""
+        ...
+
     def sketch(self, question: str) -> LLMRequest: ...
 
     def subquery(

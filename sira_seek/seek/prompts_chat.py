@@ -52,6 +52,10 @@ class ChatSeekPrompts(SamplingMixin):
     def render_sketch(self, sketch: SteeringSketch) -> str:
         return sketch.render()
 
+    def render_plan(self, plan: SteeringSketch, found: Sequence[str]) -> str:
+        steps = "\n".join(f"{i}. {g.heading}" for i, g in enumerate(plan.gists, start=1))
+        return f"Plan:\n{steps}\nEvidence so far: {' '.join(found) or '(none yet)'}"
+
     def sketch(self, question: str) -> LLMRequest:
         s = self.settings
         user = (

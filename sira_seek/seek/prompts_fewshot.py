@@ -120,6 +120,17 @@ class FewShotSeekPrompts(SamplingMixin):
             lines.append(f"- {gist.heading}: {body}")
         return "\n".join(lines)
 
+    def render_plan(self, plan: SteeringSketch, found: Sequence[str]) -> str:
+        """The plan steps as the notes' ``- heading: <TO BE FILLED>`` lines (never filled: the
+        evidence goes to one ``- Found so far:`` line, concatenated, shown once there is some).
+
+        Tried on the CPU model: a ``Plan:`` block, or a ``Found so far`` line saying nothing was
+        found, made it write empty evidence; a ``- Plan:`` line made it search for "Plan".
+        """
+        steps = [f"- {_flat(g.heading)}: {EMPTY_SLOT}" for g in plan.gists]
+        evidence = _flat(" ".join(found))
+        return "\n".join([*steps, *([f"- Found so far: {evidence}"] if evidence else [])])
+
     def sketch(self, question: str) -> LLMRequest:
         prompt = f"{_SKETCH_SHOTS}Question: {_flat(question)}\nSections:"
         return self._request(prompt, max_tokens=self.settings.sketch_max_tokens)

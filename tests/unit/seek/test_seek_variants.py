@@ -23,7 +23,7 @@ from sira_seek.seek.pipeline import SeekPipeline
 from sira_seek.seek.results import QuestionInput, SeekResult
 from sira_seek.seek.revision import revise_sketch
 from sira_seek.seek.settings import SeekSettings
-from sira_seek.seek.sketch import NO_EVIDENCE, Gist, SteeringSketch
+from sira_seek.seek.sketch import EMPTY_SLOT, NO_EVIDENCE, Gist, SteeringSketch
 
 QUESTION = "Who directed the film shot in Leland in 1986?"
 FILM, DIRECTOR, OTHER = (
@@ -326,7 +326,11 @@ def test_the_plan_variant_shows_the_plan_in_every_step_and_the_fewshot_stop_exam
     assert retriever.queries == ["Leland 1986 film"]
     prompts = llm.texts("subquery")
     assert [target_of(request) for request in llm.by_stage["subquery"]] == [FILM, DIRECTOR]
-    assert all(f"Plan:\n1. {FILM}\n2. {DIRECTOR}" in p for p in prompts)
+    # the plan in the notes' one-line shape; evidence concatenated on its own line, not slotted
+    plan_lines = f"- {FILM}: {EMPTY_SLOT}\n- {DIRECTOR}: {EMPTY_SLOT}"
+    assert all(plan_lines in p for p in prompts)
+    assert "Found so far" not in prompts[0]
+    assert "- Found so far: Maximum Overdrive was shot in Leland." in prompts[1]
     assert f"Query: {ENOUGH}" not in prompts[0] and f"Query: {ENOUGH}" in prompts[1]
     assert result.answer == "Stephen King"
 
