@@ -1,0 +1,235 @@
+"""Offline batch enrichment end to end, for real: `sira-sync export-requests` on a real node,
+vLLM's own `python -m vllm.entrypoints.openai.run_batch` (the CPU build, the packaged Gemma 3
+270M converted for it) on that file, then `sira-sync --from-batch-output`, and `sira-sync
+status` showing every document current.
+
+The same five wikimh paragraphs go into one OpenSearch and one Elasticsearch index: both
+exports must be byte-identical (custom_ids are stable across engines), so ONE run_batch (the
+model loads in process: 1-3 minutes on 2 cores) answers both. The Elasticsearch copy has one
+document edited after the export: its answer must be skipped, not written.
+
+Needs vLLM's environment (scripts/install_vllm.sh, or SIRA_SEEK_VLLM_PYTHON) and the converted
+model (made once by prepare_default_model); a missing one fails the test, never skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sira_seek.backend import SearchBackend
+from sira_seek.ingest import ingest_corpus
+from sira_seek.llm.errors import BackendUnavailableError
+from sira_seek.llm.vllm_server import DEFAULT_SERVED_NAME, prepare_default_model, vllm_python
+from sira_seek.sira.keyword_parsing import clean_phrases
+from sira_seek.sync.batch_requests import BatchRequestKey
+
+pytestmark = pytest.mark.integration
+
+N_DOCS = 5
+PROMPT_ID = "sira-doc-v1-chat-4000c"
+EDITED_TEXT = "Rewritten after the export: this paragraph now talks about something else."
+
+
+def sira_sync(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "sira-sync"
+    found = str(exe) if exe.exists() else shutil.which("sira-sync")
+    if not found:
+        pytest.fail("the sira-sync console script is not installed (pip install -e .)")
+    done = subprocess.run(
+        [found, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, f"sira-sync {' '.join(args)}: {done.stderr[-2000:]}"
+    return done
+
+
+def run_batch(requests: Path, output: Path, log: Path) -> float:
+    """vLLM's offline batch runner as a user runs it on a CPU machine; returns its seconds."""
+    try:
+        python = vllm_python()
+        model = prepare_default_model(python)
+    except BackendUnavailableError as exc:
+        pytest.fail(f"vLLM is not ready: {exc}", pytrace=False)
+    command = [
+        python, "-m", "vllm.entrypoints.openai.run_batch",
+        "-i", str(requests), "-o", str(output),
+        "--model", str(model), "--served-model-name", DEFAULT_SERVED_NAME,
+        "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    with log.open("w", encoding="utf-8") as handle:
+        done = subprocess.run(
+            command,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "2"},
+            timeout=1800,
+            check=False,
+        )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0 or not output.exists():
+        tail = "\n".join(log.read_text("utf-8", errors="replace").splitlines()[-30:])
+        pytest.fail(f"run_batch exited {done.returncode} after {seconds:.0f}s:\n{tail}")
+    return seconds
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def cluster(backend: SearchBackend) -> list[str]:
+    return ["--url", backend.info.url]
+
+
+@pytest.fixture(scope="module")
+def batch_world(
+    backends: dict[str, SearchBackend], wikimh_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    """Two indexes of the same documents, their exports, and one run_batch over them."""
+    work = tmp_path_factory.mktemp("vllm-run-batch")
+    corpus = work / "corpus.jsonl"
+    docs = (wikimh_dir / "corpus.jsonl").read_text("utf-8").splitlines()[:N_DOCS]
+    corpus.write_text("\n".join(docs) + "\n", encoding="utf-8")
+    indexes = {engine: f"test-batch-{uuid.uuid4().hex[:10]}" for engine in backends}
+    try:
+        for engine, backend in backends.items():
+            ingest_corpus(backend, indexes[engine], corpus)
+        exports = {}
+        for engine, backend in backends.items():
+            out = work / f"requests-{engine}.jsonl"
+            done = sira_sync(
+                "export-requests", "--index", indexes[engine], "--out", str(out),
+                "--model", DEFAULT_SERVED_NAME, "--json", *cluster(backend),
+            )  # fmt: skip
+            exports[engine] = (out, json.loads(done.stdout))
+        first = next(iter(exports.values()))[0]
+        output = work / "output.jsonl"
+        seconds = run_batch(first, output, work / "run_batch.log")
+        print(f"run_batch answered {N_DOCS} requests in {seconds:.0f}s (model load included)")
+        yield {
+            "indexes": indexes,
+            "exports": exports,
+            "output": output,
+            "doc_ids": [json.loads(d)["_id"] for d in docs],
+            "state": work / "state",
+        }
+    finally:
+        for engine, backend in backends.items():
+            backend.delete_index(indexes[engine])
+
+
+def test_exports_are_stable_across_engines_and_name_every_document(
+    batch_world: dict[str, Any],
+) -> None:
+    (os_file, os_report), (es_file, es_report) = (
+        batch_world["exports"]["opensearch"],
+        batch_world["exports"]["elasticsearch"],
+    )
+    assert os_file.read_bytes() == es_file.read_bytes()
+    assert os_report["requests"] == es_report["requests"] == os_report["new"] == N_DOCS
+    assert os_report["fingerprint_model"] == f"openai:{DEFAULT_SERVED_NAME}"
+    requests = lines(os_file)
+    keys = [BatchRequestKey.parse(r["custom_id"]) for r in requests]
+    assert [k.doc_id for k in keys] == batch_world["doc_ids"]
+    assert {k.prompt_id for k in keys} == {PROMPT_ID}
+    assert all(r["url"] == "/v1/chat/completions" for r in requests)
+    assert all(r["body"]["response_format"]["type"] == "json_schema" for r in requests)
+
+
+def test_run_batch_output_imports_and_status_shows_every_document_current(
+    batch_world: dict[str, Any], backends: dict[str, SearchBackend]
+) -> None:
+    backend, index = backends["opensearch"], batch_world["indexes"]["opensearch"]
+    output = batch_world["output"]
+    answers = lines(output)
+    assert sorted(a["custom_id"] for a in answers) == sorted(
+        r["custom_id"] for r in lines(batch_world["exports"]["opensearch"][0])
+    )
+    assert all(a["error"] is None and a["response"]["status_code"] == 200 for a in answers)
+    assert {a["response"]["body"]["model"] for a in answers} == {DEFAULT_SERVED_NAME}
+
+    done = sira_sync(
+        "--index", index, "--from-batch-output", str(output), "--json", "--no-progress",
+        "--state-dir", str(batch_world["state"]), *cluster(backend),
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    counts = report["counts"]
+    print("import counts:", {k: v for k, v in counts.items() if v})
+    assert counts["failed"] == 0, f"malformed answers: {report['failures_file']}"
+    assert counts["enriched"] == N_DOCS and counts["changed_since_export"] == 0
+    assert report["fingerprint"]["model"] == f"openai:{DEFAULT_SERVED_NAME}"
+    assert report["fingerprint"]["prompt_id"] == PROMPT_ID
+
+    # What was written came from the batch's answers: a subset of each answer's keywords.
+    by_doc = {
+        BatchRequestKey.parse(a["custom_id"]).doc_id: json.loads(
+            a["response"]["body"]["choices"][0]["message"]["content"]
+        )["keywords"]
+        for a in answers
+    }
+    backend.refresh(index)
+    for doc_id, keywords in by_doc.items():
+        hit = backend.get(index, doc_id)
+        assert hit is not None and hit.source is not None
+        written = hit.source["sira_enrichment"]["phrases"]
+        assert set(written) <= set(clean_phrases(keywords, 10)), (doc_id, written, keywords)
+        assert hit.source["sira_sync"]["status"] == "enriched"
+
+    status = json.loads(sira_sync("status", "--index", index, "--json", *cluster(backend)).stdout)
+    assert (status["total"], status["enriched"]) == (N_DOCS, N_DOCS)
+    assert status["stale"] == status["failed"] == status["never_enriched"] == 0
+    (group,) = status["by_fingerprint"]
+    assert (group["model"], group["prompt_id"]) == (f"openai:{DEFAULT_SERVED_NAME}", PROMPT_ID)
+
+    # A live run against a vLLM server with the same model and prompt has nothing to do (dry
+    # run: the server named here is never called), and a new export asks for nothing.
+    live = sira_sync(
+        "--index", index, "--llm", f"openai:http://127.0.0.1:9/v1#{DEFAULT_SERVED_NAME}",
+        "--dry-run", "--json", "--no-progress", "--state-dir", str(batch_world["state"]),
+        *cluster(backend),
+    )  # fmt: skip
+    assert json.loads(live.stdout)["counts"]["current"] == N_DOCS
+    again = batch_world["state"].parent / "again.jsonl"
+    sira_sync("export-requests", "--index", index, "--out", str(again), "--model",
+              DEFAULT_SERVED_NAME, *cluster(backend))  # fmt: skip
+    assert again.read_text("utf-8") == ""
+
+
+def test_a_document_edited_after_the_export_is_not_written(
+    batch_world: dict[str, Any], backends: dict[str, SearchBackend]
+) -> None:
+    backend, index = backends["elasticsearch"], batch_world["indexes"]["elasticsearch"]
+    edited = batch_world["doc_ids"][2]
+    backend.bulk_upsert(index, [{"_id": edited, "text": EDITED_TEXT}])  # a user's own edit
+    backend.refresh(index)
+
+    done = sira_sync(
+        "--index", index, "--from-batch-output", str(batch_world["output"]), "--json",
+        "--no-progress", "--state-dir", str(batch_world["state"]), *cluster(backend),
+    )  # fmt: skip
+    counts = json.loads(done.stdout)["counts"]
+    assert counts["changed_since_export"] == 1
+    assert counts["enriched"] + counts["failed"] == N_DOCS - 1
+    after = backend.get(index, edited)
+    assert after is not None and after.source is not None
+    assert "sira_sync" not in after.source and "sira_enrichment" not in after.source
+    assert after.source["text"] == EDITED_TEXT
+
+    status = json.loads(sira_sync("status", "--index", index, "--json", *cluster(backend)).stdout)
+    assert status["never_enriched"] == 1 and status["total"] == N_DOCS
+    again = batch_world["state"].parent / "again-es.jsonl"
+    sira_sync("export-requests", "--index", index, "--out", str(again), "--model",
+              DEFAULT_SERVED_NAME, *cluster(backend))  # fmt: skip
+    (request,) = lines(again)
+    assert BatchRequestKey.parse(request["custom_id"]).doc_id == edited
+    assert EDITED_TEXT in request["body"]["messages"][-1]["content"]
