@@ -74,7 +74,7 @@ def test_prompt_style_has_one_set_of_values_and_keeps_the_old_spelling() -> None
         for _prefix, path, option in OPTIONS
         if long_flag(option) == "prompt-style"
     }
-    assert set(styles) == {"ask", "eval qa", "run"}
+    assert set(styles) == {"ask", "eval qa", "run", "export-requests"}
     for kind in styles.values():
         assert isinstance(kind, click.Choice) and list(kind.choices) == ["auto", "chat", "fewshot"]
         assert kind.convert("completion", None, None) == "fewshot"  # sira-sync's old value
