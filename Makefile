@@ -11,7 +11,7 @@ CPULOG := $(VENV)/cpu-llm-install.log
 # More flags for `sira-seek demo`, e.g. make demo DEMO_ARGS='--cpu-questions all'
 DEMO_ARGS ?=
 
-.PHONY: demo test unit integration faults bench lint clean
+.PHONY: demo test unit integration faults bench lint clean vllm-env
 
 $(STAMP): pyproject.toml scripts/bootstrap_system.sh
 	bash scripts/bootstrap_system.sh
@@ -46,18 +46,24 @@ demo: $(BASE)
 	fi; \
 	$(VENV)/bin/sira-seek demo --cpu-install-log $(CPULOG) $(DEMO_ARGS)
 
-test: $(CPU)
+# vLLM's own environment for the vLLM tests (scripts/install_vllm.sh: ~8 min and ~6 GB the first
+# time, cached under ~/.cache/sira-seek/vllm; then an import check of a few seconds). Run every
+# time rather than stamped in .venv: the cache lives outside .venv and may be cleared on its own.
+vllm-env:
+	bash scripts/install_vllm.sh
+
+test: $(CPU) vllm-env
 	bash scripts/bootstrap_system.sh --browser
 	$(PY) -m pytest
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
 
-integration: $(CPU)
+integration: $(CPU) vllm-env
 	$(PY) -m pytest tests/integration tests/e2e
 
 # The fault and bad-input suite alone (it is also part of `make test`); ends with its table.
-faults: $(CPU)
+faults: $(CPU) vllm-env
 	$(PY) -m pytest tests/faults
 
 bench: $(STAMP)
