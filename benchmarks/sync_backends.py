@@ -81,10 +81,11 @@ def measure(
     ]  # fmt: skip
     try:
         estimate: dict[str, Any] | None = None
-        if args.estimate_sample:
-            estimate, _ = _sira_sync(
-                cluster_url, *common, "--estimate", "--sample", str(args.estimate_sample)
-            )
+        wanted = args.llamacpp_estimate_sample if spec.startswith("llamacpp:") else None
+        wanted = args.estimate_sample if args.estimate_sample is not None else wanted
+        if wanted != 0:
+            sample = [] if wanted is None else ["--sample", str(wanted)]
+            estimate, _ = _sira_sync(cluster_url, *common, "--estimate", *sample)
         report, wall = _sira_sync(cluster_url, *common)
     finally:
         if not args.keep_indexes:
@@ -102,6 +103,7 @@ def measure(
         "command_wall_s": round(wall, 1),
         "completion_tokens": counts.get("completion_tokens"),
         "estimated_seconds": estimate["expected_seconds"] if estimate else None,
+        "estimate_sample": estimate["sample_docs"] if estimate else None,
         "estimate_docs_per_s": estimate.get("docs_per_s") if estimate else None,
     }
     print(
@@ -121,7 +123,15 @@ def main() -> int:
     parser.add_argument("--docs", type=int, default=50)
     parser.add_argument("--seed", type=int, default=50, help="which documents (printed)")
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--estimate-sample", type=int, default=8, help="0: no --estimate")
+    parser.add_argument(
+        "--estimate-sample", type=int, help="--sample for --estimate [its default]; 0: none"
+    )
+    parser.add_argument(
+        "--llamacpp-estimate-sample",
+        type=int,
+        default=3,
+        help="--sample for llama.cpp's --estimate (in-process: the rate needs few docs)",
+    )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--skip", choices=["vllm", "llamacpp"], help="measure one backend only")
     parser.add_argument("--keep-indexes", action="store_true")
