@@ -104,7 +104,7 @@ def endpoint_from_spec(spec: str, *, owned: bool) -> VllmEndpoint:
 
 
 def start_session_server(port: int) -> VllmServerProcess:
-    """ONE vLLM server with the packaged Gemma 3 270M (about 2 minutes on 2 cores, ~9 GB RAM)."""
+    """ONE vLLM server with the packaged Gemma 3 270M (about 2 minutes on 2 cores, ~8 GB RAM)."""
     python = vllm_python()  # BackendUnavailableError names scripts/install_vllm.sh
     model = prepare_default_model(python)
     server = VllmServerProcess(
@@ -113,6 +113,9 @@ def start_session_server(port: int) -> VllmServerProcess:
         port=port,
         python=python,
         max_model_len=TEST_MAX_MODEL_LEN,
+        # 1 GiB holds ~29k tokens of this model's KV cache, plenty for the suite's 8 in flight;
+        # the default 2 GiB would only add to the peak memory of a suite that runs nodes too.
+        kv_cache_gib=1,
         startup_timeout_s=1200.0,
     )
     logger.warning("starting vLLM for the test session on port %d (log %s)", port, server.log_path)

@@ -134,7 +134,7 @@ def record(s: FaultScenario, title: str, runs: int, counts: tuple[int, int, int,
 
 
 def test_llm_up_search_then_down_mid_sync_and_resume(
-    vllm_server: VllmEndpoint,
+    request: pytest.FixtureRequest,
     backends: dict[str, SearchBackend],
     wikimh_indexes: dict[str, str],
     wikimh_dir: Path,
@@ -168,9 +168,7 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
         assert (call["backend"], call["model"], call["error"]) == ("openai", "gemma3-270m", None)
         print("candidate table:", [(c["phrase"], c["decision"]) for c in found["candidates"]])
 
-        _server_stopped_mid_sync(
-            scenario(backends, wikimh_dir, tmp_path), spec, port, vllm_server.spec
-        )
+        _server_stopped_mid_sync(scenario(backends, wikimh_dir, tmp_path), spec, port, request)
     finally:
         run_cli(["llm", "down", "--port", str(port)])
     assert not pid_alive(record["pid"])
@@ -178,9 +176,13 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
     assert all(d["port"] != port for d in json.loads(after.stdout))
 
 
-def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, live_spec: str) -> None:
+def _server_stopped_mid_sync(
+    s: FaultScenario, spec: str, port: int, request: pytest.FixtureRequest
+) -> None:
     """sira-sync through ``spec``; ``llm down`` once the first page is written; then resume
-    through ``live_spec`` (the session's server: another URL, the same model)."""
+    through the session's vLLM server (another URL, the same model). That server is asked for
+    only once ours is down, so that a suite starting its own never holds two in memory here
+    (about 8 GB each on the CPU build)."""
     try:
         _, docs = s.ingest(12)
         env = {
@@ -211,8 +213,9 @@ def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, live_spec: 
         enriched = sum(now[i].get("sira_sync", {}).get("status") == "enriched" for i in docs)
         assert 1 <= enriched < len(docs), "the stop must land mid-run"
 
+        live: VllmEndpoint = request.getfixturevalue("vllm_server")
         resumed = run_sync(
-            llm_sync_cmd(s, live_spec, *args, "--resume", "--json"), timeout=1200, env=env
+            llm_sync_cmd(s, live.spec, *args, "--resume", "--json"), timeout=1200, env=env
         )
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         report = json.loads(resumed.stdout)
