@@ -16,7 +16,6 @@ import os
 import pwd
 import re
 import shutil
-import signal
 import socket
 import ssl
 import stat
@@ -31,6 +30,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from sira_seek.config import NodeSettings
+from sira_seek.processes import pid_alive as _pid_alive
+from sira_seek.processes import terminate as _terminate
 
 from . import local_security_opensearch as os_security
 from .analysis_shim import distribution_with_shim
@@ -575,31 +576,6 @@ def _check_reachable(home: Path) -> None:
 def _chown_tree(path: Path, uid: int, gid: int) -> None:
     for p in [path, *path.rglob("*")]:
         os.lchown(p, uid, gid)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat_file = Path(f"/proc/{pid}/stat")
-    return not (stat_file.exists() and ") Z " in stat_file.read_text())
-
-
-def _terminate(pid: int, timeout_s: float = 30.0) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not _pid_alive(pid):
-            return
-        time.sleep(0.3)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
 
 
 def _http_ok(

@@ -10,10 +10,8 @@ later from its recorded pid.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +25,9 @@ from typing import Self
 import httpx
 
 from sira_seek.llm.errors import BackendUnavailableError
+from sira_seek.processes import pid_alive, terminate
+
+__all__ = ["LocalOpenAIServer", "free_local_port", "pid_alive", "stop_pid"]
 
 
 def free_local_port() -> int:
@@ -36,40 +37,9 @@ def free_local_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def stop_pid(pid: int, timeout_s: float = 20.0) -> bool:
-    """SIGTERM the process group of a detached server, SIGKILL after ``timeout_s``.
-
-    Returns whether something was running. The group, because vLLM runs its engine core in
-    child processes that must not outlive the API server.
-    """
-    if not pid_alive(pid):
-        return False
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-        time.sleep(0.2)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        os.kill(pid, signal.SIGKILL)
-    return True
+    """Stop a server's whole process group (its engine processes too); see ``terminate``."""
+    return terminate(pid, timeout_s, group=True)
 
 
 class LocalOpenAIServer(ABC):
