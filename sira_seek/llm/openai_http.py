@@ -66,6 +66,23 @@ class HTTPClientSettings(BaseModel):
 class _ServerInfo:
     model: str
     dialect: StructuredOutputDialect
+    template_kwargs: bool = True
+
+
+# OpenAI's own API refuses unknown body fields ("Unrecognized request argument"); it is the
+# one server known to, so it alone never gets `chat_template_kwargs` (vLLM, SGLang and
+# llama.cpp's servers read or ignore it).
+_OPENAI_HOSTS = ("openai.com", "openai.azure.com")
+_OPENAI_OWNERS = frozenset({"openai", "system", "openai-internal"})
+
+
+def takes_template_kwargs(endpoint: str, owners: set[str]) -> bool:
+    """Whether the server at ``endpoint`` (whose /models reported ``owners``) may be sent
+    ``chat_template_kwargs`` (Qwen3's ``enable_thinking`` switch lives there)."""
+    host = (httpx.URL(endpoint).host or "").lower()
+    if host.endswith(_OPENAI_HOSTS):
+        return False
+    return not (owners and owners <= _OPENAI_OWNERS)
 
 
 @dataclass
@@ -192,7 +209,12 @@ class OpenAICompatibleClient:
             owners = {str(m.get("owned_by", "")) for m in listed if str(m["id"]) == model}
             # llama-cpp-python's server reports owned_by="me" and lacks json_schema formats.
             dialect = "llama-cpp-python" if owners & {"me", "llama-cpp-python"} else "openai"
-        return _ServerInfo(model=model, dialect=dialect)
+        owners = {str(m.get("owned_by", "")) for m in listed if str(m["id"]) == model}
+        return _ServerInfo(
+            model=model,
+            dialect=dialect,
+            template_kwargs=takes_template_kwargs(self._endpoints[0], owners),
+        )
 
     # -- generation -----------------------------------------------------------------------
 
@@ -251,7 +273,9 @@ class OpenAICompatibleClient:
         )
 
     def _build_body(self, request: LLMRequest, info: _ServerInfo) -> tuple[str, dict[str, Any]]:
-        return openai_request_body(request, model=info.model, dialect=info.dialect)
+        return openai_request_body(
+            request, model=info.model, dialect=info.dialect, template_kwargs=info.template_kwargs
+        )
 
     async def _call_with_retries(
         self,
@@ -366,10 +390,15 @@ def _classify_http_error(
 
 
 def openai_request_body(
-    request: LLMRequest, *, model: str, dialect: StructuredOutputDialect
+    request: LLMRequest,
+    *,
+    model: str,
+    dialect: StructuredOutputDialect,
+    template_kwargs: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """(path under the base URL, JSON body) of one request: the single place a body is built,
-    so an offline batch file (``sira-sync export-requests``) sends exactly what a live run does."""
+    so an offline batch file (``sira-sync export-requests``) sends exactly what a live run does.
+    ``template_kwargs=False`` leaves ``chat_template_kwargs`` out (for OpenAI's own API)."""
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
@@ -378,7 +407,7 @@ def openai_request_body(
     if request.messages is not None:
         path = "/chat/completions"
         body["messages"] = [m.model_dump() for m in request.messages]
-        if request.chat_template_kwargs:
+        if request.chat_template_kwargs and template_kwargs:
             body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
     else:
         path = "/completions"

@@ -22,7 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
 
 from sira_seek.cli.main import cli  # noqa: E402
-from sira_seek.llm.openai_http import OpenAICompatibleClient  # noqa: E402
+from sira_seek.llm.openai_http import (  # noqa: E402
+    OpenAICompatibleClient,
+    takes_template_kwargs,
+)
 from sira_seek.seek.prompts_chat import ChatSeekPrompts  # noqa: E402
 from sira_seek.seek.prompts_fewshot import FewShotSeekPrompts  # noqa: E402
 from sira_seek.seek.settings import SeekSettings  # noqa: E402
@@ -34,8 +37,9 @@ def _bodies(stub: StubOpenAIServer) -> list[dict[str, Any]]:
     return [body for path, body in stub.requests if path == "/v1/chat/completions"]
 
 
-def _send(settings: SeekSettings) -> dict[str, Any]:
+def _send(settings: SeekSettings, owned_by: str = "stub") -> dict[str, Any]:
     request = ChatSeekPrompts(settings).answer("Capital of France?", None, "documents")
+    models = [{"id": "stub-model", "owned_by": owned_by}]
 
     async def go() -> None:
         client = OpenAICompatibleClient(endpoints=[stub.base_url], model="stub-model")
@@ -44,7 +48,7 @@ def _send(settings: SeekSettings) -> dict[str, Any]:
         finally:
             await client.aclose()
 
-    with StubOpenAIServer(default=ANSWER) as stub:
+    with StubOpenAIServer(default=ANSWER, models=models) as stub:
         asyncio.run(go())
     (body,) = _bodies(stub)
     return body
@@ -57,6 +61,22 @@ def test_request_body_says_enable_thinking_false_by_default() -> None:
 def test_request_body_with_thinking_on_keeps_other_template_variables() -> None:
     body = _send(SeekSettings(thinking=True, chat_template_kwargs={"custom": "x"}))
     assert body["chat_template_kwargs"] == {"custom": "x", "enable_thinking": True}
+
+
+def test_openais_own_api_never_gets_template_variables() -> None:
+    """OpenAI's API refuses unknown body fields: a server whose /models says the model is owned
+    by OpenAI gets no chat_template_kwargs; vLLM (owned_by "vllm") still gets the switch."""
+    assert "chat_template_kwargs" not in _send(SeekSettings(), owned_by="openai")
+    assert "chat_template_kwargs" not in _send(SeekSettings(), owned_by="system")
+    vllm = _send(SeekSettings(), owned_by="vllm")
+    assert vllm["chat_template_kwargs"] == {"enable_thinking": False}
+
+
+def test_openai_hosts_are_recognised_by_name() -> None:
+    assert not takes_template_kwargs("https://api.openai.com/v1", set())
+    assert not takes_template_kwargs("https://x.openai.azure.com/openai/v1", {"vllm"})
+    assert takes_template_kwargs("http://gpu:8000/v1", {"vllm"})
+    assert takes_template_kwargs("http://gpu:8000/v1", set())  # unknown servers: send it
 
 
 def test_completion_prompts_carry_no_template_variables() -> None:
