@@ -224,12 +224,16 @@ class SiraSeek:
         variant: SeekVariant = "sequential",
         top_k: int | None = None,
         use_cache: bool | None = None,
+        thinking: bool | None = None,
+        max_steps: int | None = None,
     ) -> SeekResult:
         """Answer ``question`` with SEEK (or a baseline ``method``) over ``index``.
 
         The result carries the completed sketch, every sub-query with the ids it retrieved, the
         answer, LLM usage and timings. ``llm`` is a spec as for ``--llm`` (default: the
-        ``SIRA_SEEK_LLM_BACKEND`` setting, else the embedded CPU model). Blocking; inside a
+        ``SIRA_SEEK_LLM_BACKEND`` setting, else the embedded CPU model). ``thinking`` turns
+        Qwen3-style thinking on (off by default); ``max_steps`` caps the retrieval steps of the
+        Plan and w/o-Initialization variants (as ``--max-steps``). Blocking; inside a
         running event loop (a notebook) use ``await aask(...)``.
         """
         return asyncio.run(
@@ -243,6 +247,8 @@ class SiraSeek:
                 variant=variant,
                 top_k=top_k,
                 use_cache=use_cache,
+                thinking=thinking,
+                max_steps=max_steps,
             )
         )
 
@@ -258,6 +264,8 @@ class SiraSeek:
         variant: SeekVariant = "sequential",
         top_k: int | None = None,
         use_cache: bool | None = None,
+        thinking: bool | None = None,
+        max_steps: int | None = None,
     ) -> SeekResult:
         """``ask`` for code already inside an event loop."""
         from sira_seek.seek.api import build_retriever, open_session
@@ -266,8 +274,9 @@ class SiraSeek:
         if not question.strip():
             raise ValueError("the question is empty")
         knobs: dict[str, object] = {"method": method, "variant": variant}
-        if top_k is not None:
-            knobs["top_k"] = top_k
+        for name, value in (("top_k", top_k), ("thinking", thinking), ("max_steps", max_steps)):
+            if value is not None:
+                knobs[name] = value
         settings = SeekSettings.model_validate(knobs)
         found: Retriever | None = None
         if method != "vanilla-llm":
@@ -313,7 +322,8 @@ class SiraSeek:
         ``{"_id", "keywords", "categories"}`` lines); each is kept only when its DF in the raw
         corpus is at most ``tau * |C|``. ``corpus_task`` picks the corpus prompt (``generic``,
         ``claim``, ``argument``, ``duplicate``; ``--task`` of sira-sync). ``slice`` is worker
-        ``"i/N"``; ``resume`` continues that slice's unfinished run. Safe to re-run and to kill, as the ``sira-sync`` command.
+        ``"i/N"``; ``resume`` continues that slice's unfinished run. Safe to re-run and to
+        kill, as the ``sira-sync`` command.
         """
         from sira_seek.llm.ledger import LLMUsageLedger
         from sira_seek.sync.runner import SyncRunner

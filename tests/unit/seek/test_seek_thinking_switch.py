@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 
 from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
 
@@ -120,3 +121,23 @@ def test_commands_switch_thinking(
     bodies = _bodies(stub)
     assert len(bodies) == 1
     assert bodies[0]["chat_template_kwargs"] == {"enable_thinking": expected}
+
+
+def test_the_python_facade_takes_the_switch() -> None:
+    """`SiraSeek.ask(thinking=...)` reaches the request body like --thinking (vanilla-llm: no
+    cluster is searched; the in-memory double stands in for the backend)."""
+    from in_memory_backend import InMemoryBackend
+
+    from sira_seek.client import SiraSeek
+
+    with StubOpenAIServer(default=ANSWER) as stub:
+        client = SiraSeek(InMemoryBackend())
+        spec = f"openai:{stub.base_url}#stub-model"
+        off = client.ask("Capital?", index=None, llm=spec, method="vanilla-llm", use_cache=False)
+        client.ask(
+            "Capital?", index=None, llm=spec, method="vanilla-llm", use_cache=False, thinking=True
+        )
+    first, second = _bodies(stub)
+    assert off.answer == "Paris"
+    assert first["chat_template_kwargs"] == {"enable_thinking": False}
+    assert second["chat_template_kwargs"] == {"enable_thinking": True}
