@@ -128,6 +128,12 @@ def audit_llm(
     return len(expected), lost, duplicated, corrupted
 
 
+def failures(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The failure records of a run's report (its failures file, appended over runs)."""
+    path = report.get("failures_file")
+    return [json.loads(line) for line in Path(path).read_text().splitlines()] if path else []
+
+
 def record(s: FaultScenario, title: str, runs: int, counts: tuple[int, int, int, int]) -> FaultRow:
     wall_s = time.monotonic() - s.started
     return s.ledger.record(FaultRow(f"{title} [{s.engine}]", runs, *counts, wall_s))
@@ -224,12 +230,21 @@ def _server_stopped_mid_sync(
                           "--url", s.backend.info.url, "--json"])  # fmt: skip
         assert state.returncode == 0, state.stderr[-2000:]
         counts = json.loads(state.stdout)
-        assert counts["enriched"] == len(docs) and counts["never_enriched"] == 0
+        print("after --resume:", report["counts"], "| status:", counts)
+        # The model itself may fail a document: Gemma 270M loops inside a string on some
+        # (greedy, so every retry too) and max_tokens cuts the JSON. Such a document is recorded
+        # as malformed_output, a whole state; a failure the stop caused would be another kind.
+        malformed = {f["doc_id"] for f in failures(report) if f["kind"] == "malformed_output"}
+        final = sources(s.backend, s.index)
+        failed_now = frozenset(i for i in docs if final[i]["sira_sync"]["status"] == "failed")
+        assert failed_now <= malformed, "a failure that is not the model's own"
+        assert counts["never_enriched"] == counts["stale"] == 0
+        assert counts["enriched"] + counts["failed"] == len(docs)
         row = record(
             s,
             "vLLM stopped (llm down) mid-sync, --resume completes",
             2,
-            audit_llm(s.backend, s.index, docs, max_version=3),
+            audit_llm(s.backend, s.index, docs, max_version=3, failed_ids=failed_now),
         )
         assert row.damage == (0, 0, 0)
     finally:
