@@ -51,8 +51,14 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
+#: Room for the longest answer the schemas allow (10 phrases of up to 60 characters, a token or
+#: more each), so a cut-off answer cannot pass for a constraint failure, nor hide one.
+SCHEMA_BOUND_TOKENS = 1024
+
+
 def sampled(request: LLMRequest, seed: int) -> LLMRequest:
-    return request.model_copy(update={"temperature": 0.8, "seed": seed})
+    update = {"temperature": 0.8, "seed": seed, "max_tokens": SCHEMA_BOUND_TOKENS}
+    return request.model_copy(update=update)
 
 
 def requests_sira_sends(docs: list[str]) -> list[LLMRequest]:
@@ -98,6 +104,7 @@ def test_every_constrained_answer_parses_first_try(
     assert not errors, errors[:3]
     for request, result in zip(requests, results, strict=True):
         assert isinstance(result, LLMResponse) and result.model == vllm_server.model
+        assert result.finish_reason == "stop"  # the grammar closed the object, no cap did
         keywords = result.parsed["keywords"]
         assert isinstance(keywords, list) and all(isinstance(k, str) for k in keywords)
         schema_max = request.json_schema["properties"]["keywords"].get("maxItems")  # type: ignore[index]
