@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 from in_memory_backend import InMemoryBackend, default_properties
 from mcp import Client
-from test_agent_tools import DOCS, ENRICHMENT
+from test_tools_on_the_double import DOCS, ENRICHMENT
 
 from sira_seek.agent.mcp_server import TOOL_NAMES, build_server
 from sira_seek.agent.tools import AgentTools
