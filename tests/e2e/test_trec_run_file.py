@@ -76,7 +76,9 @@ def test_run_file_scores_like_the_json_output(
         str(run_file),
         *args,
     )
-    assert set(out) == {"ndcg@10", "recall@10", "recall@100", "queries"}  # default keys
+    default = {"ndcg@10", "recall@10", "recall@100", "queries", "coverage@5", "coverage@10"}
+    assert set(out) == default  # default keys; coverage is null without --qa
+    assert out["coverage@5"] is None
     run = _read_run(run_file, tag=method)
     qrels = read_qrels(wikimh_dir / "qrels-hotpotqa.tsv")
     assert len(run) == 100 == out["queries"] and set(run) == set(qrels)

@@ -112,7 +112,19 @@ def test_sira_beats_bm25_side_by_side_on_one_command(
     assert bm25.exit_code == 0, bm25.output
     assert sira.exit_code == 0, sira.output
     b, s = json.loads(bm25.stdout), json.loads(sira.stdout)
-    assert set(b) == set(s) == {"ndcg@10", "recall@10", "recall@100", "queries"}
+    assert (
+        set(b)
+        == set(s)
+        == {
+            "ndcg@10",
+            "recall@10",
+            "recall@100",
+            "queries",
+            "coverage@5",
+            "coverage@10",
+        }
+    )
+    assert b["coverage@5"] is None and s["coverage@10"] is None  # only with --qa
     assert s["queries"] == b["queries"] == 100
     assert s["recall@10"] > b["recall@10"]
     assert s["ndcg@10"] > b["ndcg@10"]
