@@ -110,7 +110,7 @@ def test_measures_flag_and_named_tag(
         "--save-run",
         str(tmp_path / "bm25.json"),  # the per-query (recorded) path writes the file too
     )
-    assert list(out) == ["nDCG@10", "R@100", "P@5", "AP", "queries"]
+    assert list(out) == ["nDCG@10", "R@100", "P@5", "AP", "queries", "coverage@5", "coverage@10"]
     default = _eval(url, index, wikimh_dir)
     assert out["nDCG@10"] == default["ndcg@10"] and out["R@100"] == default["recall@100"]
     qrels = read_qrels(wikimh_dir / "qrels-hotpotqa.tsv")
