@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from sira_seek.corpus import ReadReport, read_qrels
+from sira_seek.evaluation.information_gain import InformationGains
 from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics, seek_diagnostics
 from sira_seek.reporting.html_report import render_seek_report
 from sira_seek.seek.batch import BatchReport
@@ -37,6 +38,7 @@ def run_diagnostics(
     *,
     html: Path | None,
     name: str,
+    gains: InformationGains | None,
 ) -> SeekDiagnostics:
     """The analyses of ``report``; also written as an HTML report when ``html`` is given."""
     found = seek_diagnostics(
@@ -44,6 +46,7 @@ def run_diagnostics(
         qrels,
         wall_s=report.wall_s,
         run_questions=report.answered + report.failed,
+        gains=gains,
     )
     if html is not None:
         html.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +65,9 @@ def format_diagnostics(found: SeekDiagnostics) -> str:
         [
             f"sub-query diversity        {show(found.subquery_diversity)} "
             f"({found.diversity_questions} questions with 2+ sub-queries)",
-            f"DIG                        {show(found.dig)}",
+            f"new-document share         {show(found.new_document_share)}",
+            f"DIG                        {show(found.dig)} ({found.dig_questions} questions"
+            + (f"; unavailable: {found.dig_unavailable})" if found.dig_unavailable else ")"),
             f"best sub-query Recall@5    {show(found.best_subquery_recall_at_5)} "
             f"({found.recall_questions} judged questions)",
             f"sub-queries per question   {show(found.subqueries_per_question)}",

@@ -15,12 +15,14 @@ from typing import Any
 import click
 
 from sira_seek.corpus import ReadReport
+from sira_seek.evaluation.information_gain import InformationGains, information_gains
 from sira_seek.evaluation.qa_metrics import (
     ANSWER_EXTRACTIONS,
     AnswerExtraction,
     QAScores,
     score_predictions,
 )
+from sira_seek.llm.scoring import find_scorer
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import read_questions
@@ -77,8 +79,10 @@ from .seek_options import SeekChoices, index_option, seek_options
 @click.option(
     "--diagnostics",
     is_flag=True,
-    help="Also report the SEEK paper's analyses: sub-query diversity, DIG, best sub-query "
-    "Recall@5 (with --qrels), gists and seconds per question.",
+    help="Also report the SEEK paper's analyses: sub-query diversity, new-document share, DIG "
+    "(gold-answer confidence with the gathered knowledge minus without; scored by the same LLM, "
+    "which must return token log-probabilities), best sub-query Recall@5 (with --qrels), gists "
+    "and seconds per question.",
 )
 @click.option(
     "--qrels",
@@ -134,7 +138,7 @@ def eval_qa(
     settings = seek.settings()
     found = seek.make_retriever(index, cluster)
 
-    async def run(bar: QuestionBar) -> tuple[BatchReport, dict[str, Any]]:
+    async def run(bar: QuestionBar) -> tuple[BatchReport, dict[str, Any], InformationGains | None]:
         session = seek.open_session(found, settings)
         try:
             # The bar (rate, ETA, failed=N) replaces a line per question; failures still get
@@ -146,13 +150,25 @@ def eval_qa(
                 on_result=bar.result if progress else None,
                 on_start=bar.start if progress else None,
             )
+            usage = dict(session.ledger.summary())  # the method's cost, not DIG's scoring
+            gains = (
+                await information_gains(
+                    find_scorer(session.llm),
+                    report.results,
+                    settings,
+                    concurrency=concurrency,
+                    backend=session.llm.backend,
+                )
+                if diagnostics
+                else None
+            )
         finally:
             await session.aclose()
-        return report, dict(session.ledger.summary())
+        return report, usage, gains
 
     try:
         with QuestionBar(desc="eval qa", total=len(questions), enabled=progress) as bar:
-            report, usage = asyncio.run(run(bar))
+            report, usage, gains = asyncio.run(run(bar))
     except CheckpointMismatchError as exc:
         raise BadInput(str(exc)) from None
     # After the bar is closed, so the summary gets a line of its own.
@@ -169,7 +185,7 @@ def eval_qa(
                 handle.write(result.model_dump_json() + "\n")
     scores: QAScores = score_predictions(r.prediction_record(extraction) for r in report.results)
     analyses = (
-        run_diagnostics(report, judgements, html=report_html, name=seek.method)
+        run_diagnostics(report, judgements, html=report_html, name=seek.method, gains=gains)
         if diagnostics
         else None
     )

@@ -11,13 +11,13 @@ question. These are those analyses, so a run here can be compared with its claim
   model ships with sira-seek. The project notes (``../shared/design/llm.md``) suggest
   all-MiniLM-L6-v2 embeddings for this: pass a cosine similarity over them to get that
   reading. Neither the notes nor the reference code give the paper's exact formula.
-* **DIG** -- see `distinct_document_gain`. The paper's own formula is NOT in the project's
-  notes (``../shared/design/seek.md``) nor in the authors' reference code
-  (``../shared/reference``, OpenBMB/PAGER), which contain no analysis code; what is built here
-  is our reading of the paper's claim that SEEK "reduces redundant retrieval": the share of
-  retrieved documents that were new when retrieved. It is not InfoGain-RAG's "Document
-  Information Gain" (a change in the LLM's confidence in the gold answer with and without a
-  document), which needs token log-probabilities the LLM clients here do not expose.
+* **DIG** (Document Information Gain) -- how much the knowledge a method answered from raised
+  the model's confidence in the gold answer, p(y | x, K) - p(y | x), as InfoGain-RAG defines
+  the measure; computed by `sira_seek.evaluation.information_gain` (it needs the LLM's token
+  log-probabilities, so the caller passes the gains in) -- see there for what is our reading.
+* **new-document share** -- the redundancy analysis the SEEK paper argues with ("reduces
+  redundant retrieval"): the share of retrieved documents that were new when retrieved
+  (`new_document_share`). Before DIG was computed this stood in for it under its name.
 * **best sub-query Recall@5** -- per question with judgements, the best Recall@5 any single
   sub-query's retrieval reached (|top-5 ∩ relevant| / |relevant|); mean over those questions.
 * **gists per question** -- the sketch's gist count (methods without a sketch are left out),
@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sira_seek.seek.results import SeekResult
 
+from .information_gain import AnswerGain, InformationGains
 from .qa_metrics import normalize_answer
 
 RECALL_DEPTH = 5
@@ -77,11 +78,11 @@ def subquery_diversity(
     return 1.0 - statistics.fmean(similarity(a, b) for a, b in pairs)
 
 
-def distinct_document_gain(retrieved: Sequence[Sequence[str]]) -> float | None:
-    """DIG as built here: the share of retrieved documents that were new when retrieved.
+def new_document_share(retrieved: Sequence[Sequence[str]]) -> float | None:
+    """The share of retrieved documents that were new when retrieved (retrieval redundancy).
 
     With D_t the documents step t retrieved (duplicates within a step counted once),
-    DIG = |D_1 ∪ ... ∪ D_n| / (|D_1| + ... + |D_n|), which equals the mean over all retrieved
+    share = |D_1 ∪ ... ∪ D_n| / (|D_1| + ... + |D_n|), which equals the mean over all retrieved
     documents of "was not retrieved by an earlier step". 1.0: every step brought only new
     documents; 1/n: all n steps retrieved the same ones. None when nothing was retrieved.
     Steps that retrieved nothing add nothing to either side.
@@ -117,7 +118,10 @@ class QuestionDiagnostics(BaseModel):
     id: str
     sub_queries: int
     diversity: float | None
+    new_document_share: float | None
     dig: float | None
+    answer_confidence_with_knowledge: float | None
+    answer_confidence_without_knowledge: float | None
     best_subquery_recall_at_5: float | None
     gists: int | None
     seconds: float
@@ -141,7 +145,12 @@ class SeekDiagnostics(BaseModel):
     failed: int
     subquery_diversity: float | None
     diversity_questions: int
+    new_document_share: float | None
     dig: float | None
+    dig_questions: int = Field(description="questions with gold answers and knowledge scored")
+    dig_unavailable: str | None = Field(
+        default=None, description="why DIG is None for the whole run (the LLM cannot score text)"
+    )
     best_subquery_recall_at_5: float | None
     recall_questions: int
     subqueries_per_question: float | None
@@ -167,14 +176,19 @@ def diagnose_question(
     result: SeekResult,
     relevant: Iterable[str] | None = None,
     similarity: PairSimilarity = token_jaccard,
+    gain: AnswerGain | None = None,
 ) -> QuestionDiagnostics:
-    """Every analysis for one answered question (``relevant``: its judged document ids)."""
+    """Every analysis for one answered question (``relevant``: its judged document ids;
+    ``gain``: its scored DIG, see `information_gains`)."""
     retrieved = [s.retrieved_ids for s in result.steps]
     return QuestionDiagnostics(
         id=result.id,
         sub_queries=len(sub_queries(result)),
         diversity=subquery_diversity(sub_queries(result), similarity),
-        dig=distinct_document_gain(retrieved),
+        new_document_share=new_document_share(retrieved),
+        dig=None if gain is None else gain.dig,
+        answer_confidence_with_knowledge=None if gain is None else gain.with_knowledge,
+        answer_confidence_without_knowledge=None if gain is None else gain.without_knowledge,
         best_subquery_recall_at_5=(
             None if relevant is None else best_subquery_recall(retrieved, relevant)
         ),
@@ -190,8 +204,12 @@ def seek_diagnostics(
     wall_s: float | None = None,
     run_questions: int | None = None,
     similarity: PairSimilarity = token_jaccard,
+    gains: InformationGains | None = None,
 ) -> SeekDiagnostics:
     """The analyses over a run's results.
+
+    ``gains`` (`information_gains` of the same results) supplies DIG; without it DIG is None
+    and ``dig_unavailable`` says it was not computed.
 
     ``qrels`` (qid -> doc id -> grade; grade > 0 is relevant) enables best sub-query Recall@5
     for the questions it judges; ``wall_s``, the wall time of a batch that ran
@@ -203,7 +221,8 @@ def seek_diagnostics(
     for result in answered:
         judged = None if qrels is None else qrels.get(result.id)
         relevant = None if judged is None else [d for d, g in judged.items() if g > 0]
-        rows.append(diagnose_question(result, relevant or None, similarity))
+        gain = None if gains is None else gains.by_id.get(result.id)
+        rows.append(diagnose_question(result, relevant or None, similarity, gain))
     seconds = [r.seconds for r in rows]
     ran = len(results) if run_questions is None else run_questions
     gist_counts = Counter(r.gists for r in rows if r.gists is not None)
@@ -212,7 +231,14 @@ def seek_diagnostics(
         failed=len(results) - len(answered),
         subquery_diversity=_round(_mean(r.diversity for r in rows)),
         diversity_questions=sum(1 for r in rows if r.diversity is not None),
+        new_document_share=_round(_mean(r.new_document_share for r in rows)),
         dig=_round(_mean(r.dig for r in rows)),
+        dig_questions=sum(1 for r in rows if r.dig is not None),
+        dig_unavailable=(
+            "not computed (pass the run's information_gains)"
+            if gains is None
+            else gains.unavailable
+        ),
         best_subquery_recall_at_5=_round(_mean(r.best_subquery_recall_at_5 for r in rows)),
         recall_questions=sum(1 for r in rows if r.best_subquery_recall_at_5 is not None),
         subqueries_per_question=_round(_mean(r.sub_queries for r in rows)),

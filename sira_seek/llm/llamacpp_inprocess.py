@@ -20,6 +20,7 @@ from sira_seek.llm.client import generate_many_bounded
 from sira_seek.llm.errors import BackendUnavailableError, ContextTooLongError, MalformedOutputError
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
+from sira_seek.llm.scoring import TokenLogprob
 from sira_seek.llm.structured import parse_json_output
 
 
@@ -50,6 +51,7 @@ class LlamaCppClient:
         self.malformed_retries = malformed_retries
         self._lock = threading.Lock()
         self._llama: Any = None
+        self._scorer: Any = None
         self._grammars: dict[str, Any] = {}
 
     async def model_name(self) -> str:
@@ -70,6 +72,51 @@ class LlamaCppClient:
                 verbose=False,
             )
         return self._llama
+
+    def _scoring_model(self) -> Any:
+        """A second instance with ``logits_all``: it keeps every position's logits (n_ctx x
+        vocabulary floats, about 2 GB for Gemma 3), which generation never needs, so it is only
+        loaded when something is scored."""
+        if self._scorer is None:
+            from llama_cpp import Llama
+
+            self._scorer = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                logits_all=True,
+                verbose=False,
+            )
+        return self._scorer
+
+    async def token_logprobs(self, text: str) -> list[TokenLogprob]:
+        """``TextScorer``: one forward pass over ``text``, log-softmax at every position."""
+        return await asyncio.to_thread(self._token_logprobs_blocking, text)
+
+    def _token_logprobs_blocking(self, text: str) -> list[TokenLogprob]:
+        import numpy as np
+
+        with self._lock:
+            llama = self._scoring_model()
+            tokens = llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+            if len(tokens) > self.n_ctx:
+                raise ContextTooLongError(
+                    f"{len(tokens)} tokens to score exceed n_ctx={self.n_ctx} of "
+                    f"{self.model_path.name}"
+                )
+            llama.reset()
+            llama.eval(tokens)
+            logits = np.asarray(llama.scores[: len(tokens) - 1], dtype=np.float64)
+            pieces = [
+                llama.detokenize([t]).decode("utf-8", errors="replace") for t in tokens
+            ]
+        top = logits.max(axis=1, keepdims=True)
+        log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
+        chosen = logits[np.arange(len(tokens) - 1), tokens[1:]]
+        values = (chosen - log_norm).tolist()
+        return [TokenLogprob(pieces[0], None)] + [
+            TokenLogprob(piece, float(v)) for piece, v in zip(pieces[1:], values, strict=True)
+        ]
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         from llama_cpp.llama_grammar import LlamaGrammar
@@ -183,3 +230,8 @@ class LlamaCppClient:
                 if close is not None:
                     close()
                 self._llama = None
+            if self._scorer is not None:
+                close = getattr(self._scorer, "close", None)
+                if close is not None:
+                    close()
+                self._scorer = None

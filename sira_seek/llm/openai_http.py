@@ -32,6 +32,7 @@ from sira_seek.llm.errors import (
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 from sira_seek.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
+from sira_seek.llm.scoring import ScoringUnsupportedError, TokenLogprob
 from sira_seek.llm.structured import (
     StructuredOutputDialect,
     parse_json_output,
@@ -271,6 +272,49 @@ class OpenAICompatibleClient:
             backend=self.backend,
             model=model,
         )
+
+    async def token_logprobs(self, text: str) -> list[TokenLogprob]:
+        """``TextScorer``: ``/completions`` with ``echo`` and ``logprobs``.
+
+        vLLM and llama.cpp's server answer this; an API without prompt log-probabilities (a
+        chat-only hosted model) raises ``ScoringUnsupportedError``.
+        """
+        info = await self._server_info()
+        state = self._loop_state()
+        body = {
+            "model": info.model,
+            "prompt": text,
+            # Not 0: llama-cpp-python reads 0 as "until the context is full". The one token
+            # generated is dropped below (usage.completion_tokens says how many to drop).
+            "max_tokens": 1,
+            "echo": True,
+            "logprobs": 0,
+            "temperature": 0.0,
+        }
+        async with state.in_flight:
+            try:
+                data, _ = await self._call_with_retries(state, "POST", "/completions", body)
+            except BadRequestError as exc:
+                raise ScoringUnsupportedError(
+                    f"{info.model} gives no prompt log-probabilities here ({exc})"
+                ) from exc
+        try:
+            logprobs = data["choices"][0]["logprobs"]
+            tokens = [str(t) for t in logprobs["tokens"]]
+            values = logprobs["token_logprobs"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ScoringUnsupportedError(
+                f"{info.model} answered an echo request without token log-probabilities"
+            ) from exc
+        if len(values) != len(tokens):
+            raise ScoringUnsupportedError(f"{info.model}: tokens and log-probabilities differ")
+        generated = int((data.get("usage") or {}).get("completion_tokens", 0) or 0)
+        if generated:
+            tokens, values = tokens[:-generated], values[:-generated]
+        return [
+            TokenLogprob(token, None if value is None else float(value))
+            for token, value in zip(tokens, values, strict=True)
+        ]
 
     def _build_body(self, request: LLMRequest, info: _ServerInfo) -> tuple[str, dict[str, Any]]:
         return openai_request_body(

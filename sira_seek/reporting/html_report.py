@@ -132,7 +132,9 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("failed", "failed (left out)"),
     ("subquery_diversity", "sub-query diversity (1 - mean pairwise token Jaccard)"),
     ("diversity_questions", "questions with 2+ sub-queries"),
-    ("dig", "DIG (share of retrieved documents new when retrieved)"),
+    ("new_document_share", "share of retrieved documents new when retrieved"),
+    ("dig", "DIG (gold-answer confidence with the knowledge minus without)"),
+    ("dig_questions", "questions with DIG scored"),
     ("best_subquery_recall_at_5", "best sub-query Recall@5"),
     ("recall_questions", "questions with judgements"),
     ("subqueries_per_question", "sub-queries per question"),
@@ -166,10 +168,16 @@ def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
         f"<table><tr><th>analysis</th>{head}</tr>{''.join(rows)}</table>"
         f"<h3>Gists per question</h3><table><tr><th>run</th><th>questions by gist count</th>"
         f"</tr>{gist_rows}</table>"
-        '<p class="note">Failed questions are left out. DIG here is our reading of the SEEK '
-        "paper's redundancy analysis (distinct documents / documents retrieved), not its "
-        "exact formula, which the project's notes do not hold; diversity uses token Jaccard, "
-        "not embeddings.</p>"
+        '<p class="note">Failed questions are left out. DIG is InfoGain-RAG\'s Document '
+        "Information Gain over the knowledge each method answered from, p(gold | question, "
+        "knowledge) - p(gold | question), scored with the run's own LLM and the few-shot answer "
+        "prompt; the SEEK paper's exact formula was not available. Diversity uses token "
+        "Jaccard, not embeddings.</p>"
+        + "".join(
+            f'<p class="note">{escape(name)}: DIG unavailable: {escape(d.dig_unavailable)}</p>'
+            for name, d in diagnostics.items()
+            if d.dig_unavailable
+        )
     )
 
 

@@ -251,6 +251,9 @@ class SeekPipeline:
             raw = "<answer>" + raw  # the prompt ended with the opening tag
         run.result.raw_answer = raw
         run.result.answer = extract_answer(raw)
+        # Kept so an analysis can ask how much this knowledge moved the model (DIG).
+        run.result.answer_context = context
+        run.result.answer_context_kind = None if context is None else kind
 
     async def _gist_step(
         self, run: _QuestionRun, sketch: SteeringSketch, t: int

@@ -14,6 +14,7 @@ from sira_seek.evaluation.qa_metrics import (
 )
 from sira_seek.llm.response import LLMResponse
 
+from .prompts import ContextKind
 from .sketch import SteeringSketch
 
 Stage = Literal["sketch", "subquery", "evidence", "update", "answer"]
@@ -99,6 +100,12 @@ class SeekResult(BaseModel):
     raw_answer: str | None = None
     sketch: SteeringSketch | None = None
     initial_sketch_raw: str | None = None
+    answer_context: str | None = Field(
+        default=None,
+        description="the knowledge the final answer was asked from (sketch, plan, notes or "
+        "documents) as the answer prompt showed it; None when answered closed-book",
+    )
+    answer_context_kind: ContextKind | None = None
     steps: list[SubQueryStep] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     usage: QuestionUsage = Field(default_factory=QuestionUsage)

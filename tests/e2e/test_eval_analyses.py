@@ -148,7 +148,7 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
         qid, doc, grade = line.split("\t")
         if int(grade) > 0:
             relevant[qid].add(doc)
-    digs, recalls, gists = [], [], []
+    digs, recalls, gists = [], [], []  # digs: new-document shares
     for r in results:
         steps = [s["retrieved_ids"] for s in r["steps"]]
         seen: set[str] = set()
@@ -162,7 +162,18 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
         rel = relevant[str(r["id"])]
         recalls.append(max(len(set(ids[:5]) & rel) / len(rel) for ids in steps))
         gists.append(len(r["sketch"]["gists"]))
-    assert diag["dig"] == pytest.approx(round(sum(digs) / 3, 4), abs=1e-4)
+    assert diag["new_document_share"] == pytest.approx(round(sum(digs) / 3, 4), abs=1e-4)
+    # DIG, scored by the same in-process model: every question has gold answers and a sketch.
+    assert diag["dig_unavailable"] is None and diag["dig_questions"] == 3
+    rows = diag["per_question"]
+    for row in rows:
+        with_k = row["answer_confidence_with_knowledge"]
+        without = row["answer_confidence_without_knowledge"]
+        assert 0.0 < with_k <= 1.0 and 0.0 < without <= 1.0
+        assert row["dig"] == pytest.approx(with_k - without, abs=1e-9)
+    assert diag["dig"] == pytest.approx(round(sum(r["dig"] for r in rows) / 3, 4), abs=1e-4)
+    # The knowledge scored is the completed sketch the answer was asked from.
+    assert all(r["answer_context_kind"] == "sketch" and r["answer_context"] for r in results)
     assert diag["best_subquery_recall_at_5"] == pytest.approx(round(sum(recalls) / 3, 4), abs=1e-4)
     assert diag["recall_questions"] == 3
     assert diag["gists_per_question"] == pytest.approx(round(sum(gists) / 3, 4), abs=1e-4)
@@ -174,6 +185,8 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     page = html.read_text(encoding="utf-8")
     assert "<h2>SEEK analyses</h2>" in page
     assert f'<td data-key="dig">{diag["dig"]:.4f}</td>' in page
+    share = diag["new_document_share"]
+    assert f'<td data-key="new_document_share">{share:.4f}</td>' in page
 
 
 def test_a_qa_file_matching_no_query_stops_before_any_search(

@@ -97,7 +97,13 @@ def test_eval_qa_baseline_on_the_cpu_model(
         assert result.raw_answer is not None and result.raw_answer.startswith("<answer>")
         assert result.usage.by_stage["answer"].calls == 1
         assert result.usage.total.completion_tokens > 0
+        # What the answer was asked from is kept for DIG: the last round's documents, or the
+        # plan's evidence.
+        assert result.answer_context_kind == ("documents" if method == "iter-retgen" else "notes")
+        assert result.answer_context
         if method == "iter-retgen":
+            # The last round's 5 documents, numbered as the answer prompt showed them.
+            assert result.answer_context.startswith("[1] ") and "\n[5] " in result.answer_context
             # Default T = 3: the question first, then each previous generation + question.
             assert len(result.steps) == 3 and result.steps[0].sub_query == result.question
             for step in result.steps[1:]:

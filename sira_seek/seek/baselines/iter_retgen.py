@@ -21,6 +21,7 @@ from typing import Literal
 from sira_seek.llm.client import LLMClient
 
 from ..output_parsing import extract_answer, strip_reasoning
+from ..prompts import render_docs
 from ..results import QuestionInput, SeekResult
 from ..retrieval import Retriever
 from ..settings import SeekSettings
@@ -75,6 +76,7 @@ class IterRetGen:
             if self.prompts.style == "fewshot":
                 raw = "<answer>" + raw  # the prompt ended with the opening tag
             previous = raw
+        run.answered_from(render_docs(docs, s.doc_chars), "documents")  # the last round's
         run.result.raw_answer = raw
         run.result.answer = extract_answer(raw)
         return run.finish()

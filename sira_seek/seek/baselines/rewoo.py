@@ -219,6 +219,7 @@ class ReWOO:
             gists.append(Gist(heading=heading[:MAX_HEADING_CHARS], slot=slot))
         run.result.sketch = SteeringSketch(title=question.question, gists=tuple(gists))
 
+        run.answered_from(self.prompts.solve_context(solved), "notes")
         final = await run.generate("answer", self.prompts.solve(question.question, solved))
         raw = final.text
         if self.prompts.style == "fewshot":

@@ -115,23 +115,28 @@ class ReWOOPrompts:
         user = f"{instruction}\n\nReply in one short sentence, names and numbers included."
         return chat_request(s, SYSTEM, user, max_tokens=s.slot_max_tokens)
 
+    def solve_context(self, steps: Sequence[SolvedStep]) -> str:
+        """The plan and evidence as the Solver is shown them (recorded for DIG too)."""
+        if self.style == "fewshot":
+            return "\n".join(f"{flat(st.call)}: {flat(st.evidence)}" for st in steps)
+        return "\n\n".join(
+            f"Plan: {st.description}\n{st.call}\nEvidence: {st.evidence}" for st in steps
+        )
+
     def solve(self, question: str, steps: Sequence[SolvedStep]) -> LLMRequest:
         s = self.settings
+        shown = self.solve_context(steps)
         if self.style == "fewshot":
-            lines = "\n".join(f"{flat(st.call)}: {flat(st.evidence)}" for st in steps)
             prompt = (
-                f"{_SOLVE_SHOT}Question: {flat(question)}\nEvidence:\n{lines}\nAnswer: <answer>"
+                f"{_SOLVE_SHOT}Question: {flat(question)}\nEvidence:\n{shown}\nAnswer: <answer>"
             )
             return completion_request(
                 s, prompt, max_tokens=s.answer_max_tokens, stop=("</answer>", "\n")
             )
-        blocks = "\n\n".join(
-            f"Plan: {st.description}\n{st.call}\nEvidence: {st.evidence}" for st in steps
-        )
         user = (
             "Solve the question below. A plan was made step by step and evidence was "
             "gathered for each step; use it with caution, as long evidence may hold irrelevant "
-            f"text.\n\n{blocks}\n\nQuestion: {question}\n\nReason in at most three sentences, "
+            f"text.\n\n{shown}\n\nQuestion: {question}\n\nReason in at most three sentences, "
             "then give the final answer (a few words, or yes/no) as <answer>...</answer>."
         )
         return chat_request(s, SYSTEM, user, max_tokens=s.answer_max_tokens, stop=("</answer>",))

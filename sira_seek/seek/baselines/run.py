@@ -15,6 +15,7 @@ from sira_seek.llm.client import LLMClient
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
+from ..prompts import ContextKind
 from ..results import QuestionInput, SeekResult, StageUsage, SubQueryStep
 from ..retrieval import RetrievedDoc, Retriever
 from ..settings import SeekSettings
@@ -80,6 +81,11 @@ class BaselineRun:
         self.result.steps.append(step)
         self.result.timings.retrieval_s += step.retrieval_ms / 1000
         return step, docs
+
+    def answered_from(self, context: str, kind: ContextKind) -> None:
+        """Record the knowledge the final answer was asked from, as SEEK does (for DIG)."""
+        self.result.answer_context = context
+        self.result.answer_context_kind = kind
 
     def note(self, text: str) -> None:
         """A remark a reader of the record needs (a fallback taken, something dropped)."""

@@ -6,7 +6,7 @@ import pytest
 
 from sira_seek.evaluation.seek_diagnostics import (
     best_subquery_recall,
-    distinct_document_gain,
+    new_document_share,
     seek_diagnostics,
     sub_queries,
     subquery_diversity,
@@ -73,17 +73,17 @@ def test_blank_sub_queries_are_dropped_before_diversity() -> None:
     assert report.subquery_diversity == 1.0 and report.subqueries_per_question == 2.0
 
 
-def test_dig_is_distinct_over_total_retrieved() -> None:
+def test_new_document_share_is_distinct_over_total_retrieved() -> None:
     # Steps {1,2,3}, {3,4}, {1,2}: distinct 4 over 7 retrieved.
-    assert distinct_document_gain([["d1", "d2", "d3"], ["d3", "d4"], ["d1", "d2"]]) == 4 / 7
+    assert new_document_share([["d1", "d2", "d3"], ["d3", "d4"], ["d1", "d2"]]) == 4 / 7
     # Every step the same 5 documents over 3 steps: 1/3; all new: 1.
     same = ["a", "b", "c", "d", "e"]
-    assert distinct_document_gain([same, same, same]) == pytest.approx(1 / 3)
-    assert distinct_document_gain([["a"], ["b"], ["c"]]) == 1.0
+    assert new_document_share([same, same, same]) == pytest.approx(1 / 3)
+    assert new_document_share([["a"], ["b"], ["c"]]) == 1.0
     # A duplicate inside one step counts once; empty steps count for nothing.
-    assert distinct_document_gain([["a", "a"], [], ["b"]]) == 1.0
-    assert distinct_document_gain([[], []]) is None
-    assert distinct_document_gain([]) is None
+    assert new_document_share([["a", "a"], [], ["b"]]) == 1.0
+    assert new_document_share([[], []]) is None
+    assert new_document_share([]) is None
 
 
 def test_best_subquery_recall_takes_the_best_step_at_depth_5() -> None:
@@ -103,11 +103,11 @@ def test_best_subquery_recall_takes_the_best_step_at_depth_5() -> None:
 
 def test_run_report_over_hand_made_results() -> None:
     results = [
-        # 2 gists, 2 sub-queries sharing 1 of 3 tokens (jaccard 1/3), docs {a,b},{b,c}: DIG 3/4.
+        # 2 gists, 2 sub-queries sharing 1 of 3 tokens (jaccard 1/3), docs {a,b},{b,c}: share 3/4.
         _result("q1", [("x y", ["a", "b"]), ("y z", ["b", "c"])], gists=2, seconds=2.0),
-        # 4 gists, 1 sub-query (diversity undefined), docs {a}: DIG 1.
+        # 4 gists, 1 sub-query (diversity undefined), docs {a}: share 1.
         _result("q2", [("solo", ["a"])], gists=4, seconds=4.0),
-        # No sketch (a baseline), 2 identical sub-queries (diversity 0), same docs: DIG 1/2.
+        # No sketch (a baseline), 2 identical sub-queries (diversity 0), same docs: share 1/2.
         _result("q3", [("w", ["r1"]), ("w", ["r1"])], seconds=9.0),
         # Failed: left out of everything but `failed`.
         _result("q4", [("fail", ["zz"])], gists=3, seconds=100.0, error="boom"),
@@ -117,7 +117,10 @@ def test_run_report_over_hand_made_results() -> None:
     assert (report.questions, report.failed) == (3, 1)
     assert report.subquery_diversity == pytest.approx(round(((1 - 1 / 3) + 0.0) / 2, 4))
     assert report.diversity_questions == 2
-    assert report.dig == pytest.approx(round((0.75 + 1.0 + 0.5) / 3, 4))
+    assert report.new_document_share == pytest.approx(round((0.75 + 1.0 + 0.5) / 3, 4))
+    # No gains passed: DIG is missing and says why, never 0.
+    assert report.dig is None and report.dig_questions == 0
+    assert report.dig_unavailable is not None and "not computed" in report.dig_unavailable
     # q3: best step holds r1 of {r1, r2} (r3 has grade 0): 1/2; q1: 0; q2 unjudged.
     assert report.best_subquery_recall_at_5 == 0.25
     assert report.recall_questions == 2

@@ -31,7 +31,9 @@ def test_seek_report_shows_each_figure_of_its_run() -> None:
     page = render_seek_report({"seek <sequential>": diag})
     assert "<h2>SEEK analyses</h2>" in page
     assert "seek &lt;sequential&gt;" in page  # run names are escaped
-    assert '<td data-key="dig">0.7500</td>' in page  # {a,b,c} / 4 retrieved
+    assert '<td data-key="new_document_share">0.7500</td>' in page  # {a,b,c} / 4 retrieved
+    assert '<td data-key="dig">–</td>' in page  # no gains were scored
+    assert "DIG unavailable: not computed" in page
     assert '<td data-key="subquery_diversity">0.6667</td>' in page  # 1 - 1/3
     assert '<td data-key="best_subquery_recall_at_5">1.0000</td>' in page
     assert '<td data-key="questions">1</td>' in page

@@ -1,0 +1,84 @@
+"""Token log-probabilities of a given text: what an LLM thinks of an answer it did not write.
+
+Generation is not enough for some analyses. Document Information Gain (``eval qa
+--diagnostics``) asks how likely the model finds the GOLD answer with and without the
+knowledge a method gathered, which needs the log-probability of each token of a fixed
+continuation. Backends that can say so implement `TextScorer`; wrappers (cache, ledger) do
+not, so `find_scorer` looks through them. Scoring is an analysis, not a method's cost, so it
+bypasses the response cache and the usage ledger on purpose.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol, runtime_checkable
+
+from sira_seek.llm.errors import LLMCallError
+
+__all__ = [
+    "ScoringUnsupportedError",
+    "TextScorer",
+    "TokenLogprob",
+    "continuation_logprobs",
+    "find_scorer",
+]
+
+
+class ScoringUnsupportedError(LLMCallError):
+    """The backend cannot return log-probabilities of a given text (e.g. a chat-only API)."""
+
+
+class TokenLogprob(NamedTuple):
+    """One token of a scored text; ``logprob`` is None for the first token (nothing before it
+    predicts it)."""
+
+    token: str
+    logprob: float | None
+
+
+@runtime_checkable
+class TextScorer(Protocol):
+    """A backend that can score a text it is given, token by token."""
+
+    async def token_logprobs(self, text: str) -> list[TokenLogprob]:
+        """Every token of ``text`` (as the model tokenises it, a BOS token included when the
+        model adds one) with log p(token | the tokens before it)."""
+        ...
+
+
+def find_scorer(client: object) -> TextScorer | None:
+    """The first object in ``client``'s ``.inner`` chain that can score text, else None."""
+    seen: set[int] = set()
+    current: object | None = client
+    while current is not None and id(current) not in seen:
+        if isinstance(current, TextScorer):
+            return current
+        seen.add(id(current))
+        current = getattr(current, "inner", None)
+    return None
+
+
+async def continuation_logprobs(scorer: TextScorer, prompt: str, continuation: str) -> list[float]:
+    """log p of each token of ``continuation`` after ``prompt``.
+
+    The model tokenises ``prompt + continuation`` as one text, so the continuation's tokens are
+    found by comparing it with ``prompt`` scored alone: every token after their common prefix
+    belongs to the continuation. When the boundary merges a prompt character into a token, that
+    token is counted with the continuation (its probability is the continuation's to bear).
+    Offsets in server replies are not used: vLLM shifts them by the BOS token's text.
+    """
+    if not continuation:
+        raise ValueError("an empty continuation has no tokens to score")
+    head = await scorer.token_logprobs(prompt)
+    whole = await scorer.token_logprobs(prompt + continuation)
+    shared = 0
+    for mine, theirs in zip(head, whole, strict=False):
+        if mine.token != theirs.token:
+            break
+        shared += 1
+    tail = whole[max(shared, 1) :]
+    values = [t.logprob for t in tail]
+    if not values or any(v is None for v in values):
+        raise ScoringUnsupportedError(
+            f"the model returned no log-probability for the continuation {continuation!r:.60}"
+        )
+    return [float(v) for v in values if v is not None]

@@ -1,0 +1,112 @@
+"""Token log-probabilities of a given answer from the three real CPU backends (vLLM's server,
+llama.cpp's server, llama.cpp in process), the input DIG is computed from.
+
+The fact is made up, so the model cannot know it: the gold answer must be far more likely with
+the fact in the prompt than without, on every backend, and the backends (one Gemma 3 270M, f32
+in vLLM, the GGUF in llama.cpp) must agree on the answer's tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from vllm_kit import VllmEndpoint
+
+from sira_seek.evaluation.information_gain import answer_confidence, information_gains
+from sira_seek.llm.llamacpp_inprocess import LlamaCppClient
+from sira_seek.llm.llamacpp_server import LlamaCppServerProcess
+from sira_seek.llm.openai_http import OpenAICompatibleClient
+from sira_seek.llm.scoring import TextScorer, continuation_logprobs
+from sira_seek.seek.results import SeekResult
+
+pytestmark = pytest.mark.integration
+
+FACT = "The capital of Zorbia is Quilmont."
+QUESTION = "What is the capital of Zorbia?"
+INFORMED = f"Notes: {FACT}\nQuestion: {QUESTION}\nAnswer: <answer>"
+CLOSED = f"Question: {QUESTION}\nAnswer: <answer>"
+
+
+async def _scores(scorer: TextScorer) -> tuple[list[float], list[float]]:
+    informed = await continuation_logprobs(scorer, INFORMED, "Quilmont")
+    closed = await continuation_logprobs(scorer, CLOSED, "Quilmont")
+    return informed, closed
+
+
+def _check(informed: list[float], closed: list[float]) -> None:
+    print(f"informed {informed}\nclosed   {closed}")
+    assert len(informed) == len(closed) >= 2  # "Quilmont" is several sub-word tokens
+    assert all(v <= 0.0 for v in informed + closed)
+    # Seen in the prompt, the made-up name is copied with high confidence; unseen, it is not.
+    assert answer_confidence(informed) > 0.3 > 0.05 > answer_confidence(closed)
+
+
+@pytest.fixture
+def llama_in_process(gemma_gguf: Path):
+    client = LlamaCppClient(model_path=gemma_gguf, n_ctx=2048)
+    yield client
+    asyncio.run(client.aclose())
+
+
+def test_vllm_scores_a_given_answer(vllm_server: VllmEndpoint) -> None:
+    client = OpenAICompatibleClient(endpoints=[vllm_server.base_url], model=vllm_server.model)
+
+    async def run() -> tuple[list[float], list[float]]:
+        try:
+            return await _scores(client)
+        finally:
+            await client.aclose()
+
+    _check(*asyncio.run(run()))
+
+
+def test_in_process_llama_cpp_agrees_with_its_server(
+    llama_in_process: LlamaCppClient, llama_server: LlamaCppServerProcess
+) -> None:
+    served = OpenAICompatibleClient(endpoints=[llama_server.base_url])
+
+    async def run() -> tuple[tuple[list[float], list[float]], tuple[list[float], list[float]]]:
+        try:
+            return await _scores(llama_in_process), await _scores(served)
+        finally:
+            await served.aclose()
+
+    mine, theirs = asyncio.run(run())
+    _check(*mine)
+    _check(*theirs)
+    for a, b in zip(mine[0] + mine[1], theirs[0] + theirs[1], strict=True):
+        # The same GGUF, yet not bit-equal: the server reuses a cached prompt prefix and
+        # batches differently (differences up to 0.1 nats seen); a wrong token boundary or a
+        # missing softmax would be off by whole nats.
+        assert a == pytest.approx(b, abs=0.25)
+
+
+def test_dig_of_a_run_is_positive_when_its_knowledge_holds_the_answer(
+    llama_in_process: LlamaCppClient,
+) -> None:
+    results = [
+        SeekResult(
+            id="fact",
+            question=QUESTION,
+            golden_answers=["Quilmont"],
+            method="seek",
+            answer_context=f"- Capital of Zorbia: {FACT}",
+            answer_context_kind="sketch",
+        ),
+        SeekResult(
+            id="unrelated",
+            question=QUESTION,
+            golden_answers=["Quilmont"],
+            method="seek",
+            answer_context="- Rivers of Zorbia: Zorbia has two long rivers.",
+            answer_context_kind="sketch",
+        ),
+    ]
+    gains = asyncio.run(information_gains(llama_in_process, results))
+    fact, unrelated = gains.by_id["fact"], gains.by_id["unrelated"]
+    assert fact is not None and unrelated is not None
+    print(f"DIG fact {fact.dig:.4f} unrelated {unrelated.dig:.4f}")
+    assert fact.dig > 0.3
+    assert fact.dig > unrelated.dig + 0.3
