@@ -49,13 +49,15 @@ _EXAMPLES: dict[str, tuple[tuple[str, list[str]], ...]] = {
     "factoid": (
         (
             "what instrument did the composer of the brandenburg concertos play",
-            ["Johann Sebastian Bach", "Baroque", "organist", "harpsichord", "Leipzig"],
+            # Not "organist" or "harpsichord": those are the answer, which the rules forbid.
+            ["Johann Sebastian Bach", "Baroque", "Leipzig", "Kapellmeister", "musician biography"],
         ),
     ),
     "multihop": (
         (
             "Which river flows through the capital of the country where Tokaji wine is made?",
-            ["Tokaj", "Hungary", "Hungarian wine", "Budapest", "river", "Danube bridges"],
+            # Bridge entities (Hungary, Budapest) may be named; the answer (Danube) may not.
+            ["Tokaj", "Hungary", "Hungarian wine", "Budapest", "river", "Budapest geography"],
         ),
         (
             "Were Sergei Eisenstein and Fritz Lang from the same country?",

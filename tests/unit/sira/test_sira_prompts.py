@@ -40,3 +40,26 @@ def test_request_forms_and_schema() -> None:
     assert chat.json_schema["properties"]["keywords"]["maxItems"] == 10
     plain = enrichment_request("q?", "claim", chat=False, categories=True)
     assert plain.prompt is not None and "categories" in plain.json_schema["properties"]
+
+
+# The answers of the worked examples; an example expansion that names its own answer teaches
+# the model to break the rule the instructions state ("Do NOT guess the answer").
+_EXAMPLE_ANSWERS = {
+    "brandenburg": {"organ", "organist", "harpsichord", "violin", "viola", "keyboard"},
+    "Tokaji": {"danube"},
+    "Eisenstein": {"yes", "no"},
+    "Great Wall": {"yes", "no", "true", "false", "myth"},
+}
+
+
+def test_no_worked_example_names_its_answer() -> None:
+    from sira_seek.sira.prompts import _EXAMPLES
+
+    checked = 0
+    for examples in _EXAMPLES.values():
+        for query, phrases in examples:
+            answers = next(a for key, a in _EXAMPLE_ANSWERS.items() if key in query)
+            words = {w.lower().strip(".,") for p in phrases for w in p.split()}
+            assert not words & answers, f"{query!r}: {sorted(words & answers)}"
+            checked += 1
+    assert checked == sum(len(e) for e in _EXAMPLES.values()) >= 4
