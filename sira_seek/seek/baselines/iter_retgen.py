@@ -16,17 +16,12 @@ thought. The previous generation in a search is cut to ``iter_retgen_query_words
 from __future__ import annotations
 
 import logging
-from typing import Literal
-
-from sira_seek.llm.client import LLMClient
 
 from ..output_parsing import extract_answer, strip_reasoning
 from ..prompts import render_docs
 from ..results import QuestionInput, SeekResult
-from ..retrieval import Retriever
-from ..settings import SeekSettings
 from .iter_retgen_prompts import IterRetGenPrompts
-from .run import BaselineRun
+from .run import Baseline
 
 logger = logging.getLogger(__name__)
 
@@ -37,27 +32,15 @@ def generation_for_search(raw: str, max_words: int) -> str:
     return " ".join(text.split()[:max_words])
 
 
-class IterRetGen:
+class IterRetGen(Baseline[IterRetGenPrompts]):
     """T rounds of (search, answer); the record holds one step per round."""
 
-    def __init__(
-        self,
-        llm: LLMClient,
-        retriever: Retriever,
-        *,
-        settings: SeekSettings,
-        style: Literal["chat", "fewshot"],
-    ) -> None:
-        self.llm = llm
-        self.retriever = retriever
-        self.settings = settings
-        self.prompts = IterRetGenPrompts(settings, style)
+    method = "iter-retgen"
+    prompts_class = IterRetGenPrompts
 
     async def answer(self, question: QuestionInput) -> SeekResult:
         s = self.settings
-        run = BaselineRun(
-            question, method="iter-retgen", llm=self.llm, retriever=self.retriever, settings=s
-        )
+        run = self.start(question)
         previous: str | None = None
         raw = ""
         rounds = s.iter_retgen_iterations

@@ -27,16 +27,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sira_seek.llm.client import LLMClient
-
 from ..output_parsing import clean_evidence, extract_answer, strip_reasoning
 from ..prompts import render_docs
 from ..results import QuestionInput, SeekResult
-from ..retrieval import RetrievedDoc, Retriever
-from ..settings import SeekSettings
+from ..retrieval import RetrievedDoc
 from ..sketch import MAX_HEADING_CHARS, Gist, SteeringSketch
 from .rewoo_prompts import PLAN_PREFIX, ReWOOPrompts, SolvedStep
-from .run import BaselineRun
+from .run import Baseline, BaselineRun
 
 logger = logging.getLogger(__name__)
 
@@ -178,27 +175,15 @@ class _Evidence:
         self.short: dict[str, str] = {}  # what a Search input sees
 
 
-class ReWOO:
+class ReWOO(Baseline[ReWOOPrompts]):
     """Planner once, Workers per step, Solver once."""
 
-    def __init__(
-        self,
-        llm: LLMClient,
-        retriever: Retriever,
-        *,
-        settings: SeekSettings,
-        style: Literal["chat", "fewshot"],
-    ) -> None:
-        self.llm = llm
-        self.retriever = retriever
-        self.settings = settings
-        self.prompts = ReWOOPrompts(settings, style)
+    method = "rewoo"
+    prompts_class = ReWOOPrompts
 
     async def answer(self, question: QuestionInput) -> SeekResult:
         s = self.settings
-        run = BaselineRun(
-            question, method="rewoo", llm=self.llm, retriever=self.retriever, settings=s
-        )
+        run = self.start(question)
         response = await run.generate("plan", self.prompts.plan(question.question))
         raw_plan = response.text
         if self.prompts.style == "fewshot":

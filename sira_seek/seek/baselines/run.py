@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import ClassVar, Generic, Literal, Protocol, TypeVar
 
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.request import LLMRequest
@@ -21,6 +22,45 @@ from ..retrieval import RetrievedDoc, Retriever
 from ..settings import SeekSettings
 
 logger = logging.getLogger(__name__)
+
+
+class _BaselinePrompts(Protocol):
+    def __init__(self, settings: SeekSettings, style: Literal["chat", "fewshot"]) -> None: ...
+
+
+P = TypeVar("P", bound=_BaselinePrompts)
+
+
+class Baseline(Generic[P]):
+    """What every baseline holds (the LLM, the retriever, the settings and its own prompts)
+    and how it starts a question; a subclass names its method and prompts and writes
+    ``answer``."""
+
+    method: ClassVar[str]
+    prompts_class: type[P]
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        retriever: Retriever,
+        *,
+        settings: SeekSettings,
+        style: Literal["chat", "fewshot"],
+    ) -> None:
+        self.llm = llm
+        self.retriever = retriever
+        self.settings = settings
+        self.prompts: P = self.prompts_class(settings, style)
+
+    def start(self, question: QuestionInput) -> BaselineRun:
+        """A fresh record for ``question``, its clock started."""
+        return BaselineRun(
+            question,
+            method=self.method,
+            llm=self.llm,
+            retriever=self.retriever,
+            settings=self.settings,
+        )
 
 
 class BaselineRun:
