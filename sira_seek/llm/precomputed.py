@@ -31,7 +31,7 @@ class PrecomputedKeywords:
         source: str = "<memory>",
     ) -> None:
         self._by_id = {k: tuple(v) for k, v in (by_id or {}).items()}
-        self._by_text = {k: tuple(v) for k, v in (by_text or {}).items()}
+        self._by_text = {text_key(k): tuple(v) for k, v in (by_text or {}).items()}
         self.source = source
 
     @classmethod
@@ -75,7 +75,10 @@ class PrecomputedKeywords:
         return self._by_id.get(str(doc_id))
 
     def for_text(self, text: str) -> tuple[str, ...] | None:
-        return self._by_text.get(text)
+        """By the text the keywords were made from, whitespace runs counted as one space: SIRA
+        searches with the query's whitespace collapsed, and a file written from the raw query
+        (a newline, a double space) must still match it."""
+        return self._by_text.get(text_key(text))
 
     def lookup(self, key: str) -> tuple[str, ...] | None:
         """By id first, then by text."""
@@ -87,6 +90,11 @@ class PrecomputedKeywords:
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.lookup(key) is not None
+
+
+def text_key(text: str) -> str:
+    """How a text is keyed: stripped, every whitespace run one space."""
+    return " ".join(text.split())
 
 
 def _entry_problem(record: Mapping[str, Any]) -> str | None:

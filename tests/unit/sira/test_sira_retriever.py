@@ -214,3 +214,18 @@ def test_original_ngrams_puts_the_shingle_tier_on_the_original_query(
     assert expansion == off.body["query"]["bool"]["should"][1]
     plain = SiraRetriever(fake_backend, "idx", settings=on_settings).search("who directed")
     assert plain.plain_bm25 and "multi_match" in plain.body["query"]
+
+
+def test_expansions_keyed_by_text_match_whatever_the_whitespace(
+    fake_backend: DFTableBackend,
+) -> None:
+    # The file was written from the raw query (a newline, a double space); SIRA searches the
+    # collapsed text. Both sides are keyed alike, so the entry is found either way round.
+    table = PrecomputedKeywords.from_records(
+        [{"text": "who  directed\nInception ", "keywords": ["Christopher Nolan"]}]
+    )
+    r = SiraRetriever(fake_backend, "idx", expander=PrecomputedExpander(table))
+    for typed in ("who directed Inception", "who directed\tInception\n"):
+        res = r.search(typed)
+        assert res.expansion.source == "precomputed", res.expansion.note
+        assert [c.phrase for c in res.candidates.kept] == ["Christopher Nolan"]
