@@ -23,6 +23,7 @@ from sira_seek.evaluation.qa_metrics import (
     score_predictions,
 )
 from sira_seek.llm.scoring import find_scorer
+from sira_seek.llm.settings import LLMSettings
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.checkpoint import CheckpointMismatchError
 from sira_seek.seek.questions import read_questions
@@ -136,6 +137,9 @@ def eval_qa(
     diagnostics = diagnostics or qrels is not None or report_html is not None
     judgements = read_diagnostic_qrels(qrels, strict=strict)
     settings = seek.settings()
+    capped = LLMSettings().in_flight_cap(concurrency)
+    if capped is not None:
+        click.echo(f"warning: {capped}", err=True)
     found = seek.make_retriever(index, cluster)
 
     async def run(bar: QuestionBar) -> tuple[BatchReport, dict[str, Any], InformationGains | None]:

@@ -28,7 +28,11 @@ class LLMSettings(BaseSettings):
         default_factory=lambda: default_home() / "models",
         description="Where packaged models (Gemma 3 270M) are assembled on first use",
     )
-    max_in_flight: int = Field(default=64, ge=1)
+    max_in_flight: int = Field(
+        default=64,
+        ge=1,
+        description="Requests one client keeps in flight to a server; more wait their turn",
+    )
     connect_timeout_s: float = Field(default=10.0, gt=0)
     read_timeout_s: float = Field(default=60.0, gt=0)
     total_timeout_s: float = Field(default=300.0, gt=0)
@@ -38,3 +42,13 @@ class LLMSettings(BaseSettings):
     api_key: SecretStr | None = None
     n_ctx: int = Field(default=2048, ge=256, description="Context size for in-process llama.cpp")
     n_threads: int | None = Field(default=None, ge=1)
+
+    def in_flight_cap(self, requested: int, *, what: str = "--concurrency") -> str | None:
+        """A warning when ``requested`` concurrent calls exceed what one client sends at once
+        (``max_in_flight``): the extra calls would queue in the client, unseen."""
+        if requested <= self.max_in_flight:
+            return None
+        return (
+            f"{what} {requested} is capped at {self.max_in_flight} LLM requests in flight "
+            f"(SIRA_SEEK_LLM_MAX_IN_FLIGHT={self.max_in_flight}); raise it to send more"
+        )

@@ -66,8 +66,12 @@ def build_phrase_source(
         style = prompt_style
     ledger = ledger if ledger is not None else LLMUsageLedger()
     logger.info("sira-sync phrases from LLM %s (%s prompt)", llm, style)
+    llm_settings = LLMSettings()
+    capped = llm_settings.in_flight_cap(settings.llm_concurrency)
+    if capped is not None:
+        logger.warning(capped)
     client = SyncLLMClient(
-        create_llm_client(spec, settings=LLMSettings(), ledger=ledger, use_cache=use_cache)
+        create_llm_client(spec, settings=llm_settings, ledger=ledger, use_cache=use_cache)
     )
     return LLMPhraseSource(
         client,

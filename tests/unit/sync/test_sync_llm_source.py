@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,21 @@ def _slice():
     from sira_seek.sync.slicing import SliceSpec
 
     return SliceSpec()
+
+
+def test_concurrency_above_the_clients_in_flight_cap_is_said_not_silent(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sira_seek.llm.settings import LLMSettings
+    from sira_seek.sync.source_factory import build_phrase_source
+
+    monkeypatch.setenv("SIRA_SEEK_LLM_MAX_IN_FLIGHT", "8")
+    note = LLMSettings().in_flight_cap(16)
+    assert note is not None and "16" in note and "SIRA_SEEK_LLM_MAX_IN_FLIGHT=8" in note
+    assert LLMSettings().in_flight_cap(8) is None
+    spec = "openai:http://127.0.0.1:9/v1#m"  # built lazily: nothing is contacted
+    with caplog.at_level(logging.WARNING, logger="sira_seek.sync.source_factory"):
+        build_phrase_source(SyncSettings(llm_concurrency=8), llm=spec, use_cache=False)
+        assert not caplog.records
+        build_phrase_source(SyncSettings(llm_concurrency=16), llm=spec, use_cache=False)
+    assert [r.getMessage() for r in caplog.records] == [note]
