@@ -162,10 +162,12 @@ def _summary(report: RunReport) -> str:
     return text
 
 
-def _resolve_cpu_alias(prompt_style: str, concurrency: int | None) -> tuple[str, str, int | None]:
+def _resolve_cpu_alias(
+    prompt_style: str, concurrency: int | None, *, generates: bool
+) -> tuple[str, str, int | None]:
     """``--llm cpu``: (spec, prompt style, concurrency) of the faster CPU backend; a vLLM server
     started for the run stops when the command ends (click closes it with the context)."""
-    choice = choose_cpu_llm()
+    choice = choose_cpu_llm(generates=generates)
     click.echo(f"--llm cpu: {choice.reason}", err=True)
     spec = choice.spec
     if choice.start_server:
@@ -265,7 +267,9 @@ def run_cmd(
             "give exactly one of --from-jsonl FILE and --llm SPEC (or --from-batch-output FILE)"
         )
     if is_cpu_alias(llm):
-        llm, prompt_style, concurrency = _resolve_cpu_alias(prompt_style, concurrency)
+        llm, prompt_style, concurrency = _resolve_cpu_alias(
+            prompt_style, concurrency, generates=estimate or not dry_run
+        )
     if page_size is None and llm is not None:
         # Pages of an LLM run are a few batches of requests, so progress and checkpoints move.
         page_size = 4 * (concurrency or SyncSettings().llm_concurrency)

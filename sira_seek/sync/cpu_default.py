@@ -58,9 +58,20 @@ def _running_vllm_spec() -> str | None:
     return None
 
 
-def choose_cpu_llm(faster: Literal["vllm", "llamacpp"] = MEASURED_FASTER) -> CpuLLMChoice:
+def offline_vllm_spec() -> str:
+    """A spec naming the model a started CPU vLLM server would serve, at an address nothing
+    listens on: a run that generates nothing (``--dry-run``) still computes the fingerprints
+    (model + prompt) that decide what is stale, with no server started for it."""
+    from sira_seek.llm.vllm_server import DEFAULT_SERVED_NAME
+
+    return f"openai:http://127.0.0.1:1/v1#{DEFAULT_SERVED_NAME}"
+
+
+def choose_cpu_llm(
+    faster: Literal["vllm", "llamacpp"] = MEASURED_FASTER, *, generates: bool = True
+) -> CpuLLMChoice:
     """Resolve ``cpu`` without starting anything: a running vLLM server, one to start, or
-    llama.cpp in-process."""
+    llama.cpp in-process. ``generates=False`` (a dry run) never asks for a server to start."""
     if faster == "vllm":
         from sira_seek.llm.vllm_server import vllm_python
 
@@ -82,6 +93,14 @@ def choose_cpu_llm(faster: Literal["vllm", "llamacpp"] = MEASURED_FASTER) -> Cpu
                 concurrency=VLLM_CPU_CONCURRENCY,
                 start_server=False,
                 reason=f"the running `sira-seek llm up` server ({running})",
+            )
+        if not generates:
+            return CpuLLMChoice(
+                spec=offline_vllm_spec(),
+                backend="vllm",
+                concurrency=VLLM_CPU_CONCURRENCY,
+                start_server=False,
+                reason="vLLM (dry run: nothing is generated, so no server is started)",
             )
         return CpuLLMChoice(
             spec="",

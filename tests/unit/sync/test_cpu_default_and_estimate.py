@@ -20,8 +20,13 @@ from sync_doubles import layout_properties
 
 from sira_seek.llm import vllm_server
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
+from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
 from sira_seek.llm.sync import SyncLLMClient
-from sira_seek.sync.cpu_default import LLAMACPP_SPEC, VLLM_CPU_CONCURRENCY, choose_cpu_llm
+from sira_seek.sync.cpu_default import (
+    LLAMACPP_SPEC,
+    VLLM_CPU_CONCURRENCY,
+    choose_cpu_llm,
+)
 from sira_seek.sync.estimate import estimate_run, sample_for
 from sira_seek.sync.phrase_sources import LLMPhraseSource
 from sira_seek.sync.settings import SyncSettings
@@ -134,3 +139,21 @@ def test_cpu_ignores_a_server_of_another_model(vllm_installed: Path) -> None:
     )
     choice = choose_cpu_llm("vllm")
     assert choice.backend == "vllm" and choice.start_server and choice.spec == ""
+
+
+def test_a_dry_run_never_starts_vllm_yet_fingerprints_the_same_model(
+    vllm_installed: Path,
+) -> None:
+    dry = choose_cpu_llm("vllm", generates=False)
+    assert dry.backend == "vllm" and not dry.start_server
+    # The model a dry run fingerprints is the one a started server would serve and record.
+    dry_spec = parse_backend_spec(dry.spec)
+    # (The server `cpu_vllm_server` starts serves the packaged model under this name; built
+    # here without converting the model, which a fresh machine would do first.)
+    started = vllm_server.VllmServerProcess(
+        model="/models/gemma3-270m-f32", served_model_name=vllm_server.DEFAULT_SERVED_NAME
+    )
+    started_spec = parse_backend_spec(started.spec)
+    assert isinstance(dry_spec, OpenAIBackendSpec) and isinstance(started_spec, OpenAIBackendSpec)
+    assert dry_spec.model == started_spec.model == "gemma3-270m"
+    assert choose_cpu_llm("vllm").start_server  # a real run still starts one
