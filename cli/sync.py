@@ -22,7 +22,7 @@ from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.sync.batch_output import BatchOutputError, BatchOutputPhraseSource
 from sira_seek.sync.batch_requests import export_requests
 from sira_seek.sync.checkpoint import RunStateStore
-from sira_seek.sync.cpu_default import choose_cpu_llm, cpu_vllm_server, is_cpu_alias
+from sira_seek.sync.cpu_default import choose_cpu_llm, cpu_llm, is_cpu_alias
 from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
 from sira_seek.sync.estimate import estimate_run, sample_for
 from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
@@ -169,11 +169,8 @@ def _resolve_cpu_alias(
     started for the run stops when the command ends (click closes it with the context)."""
     choice = choose_cpu_llm(generates=generates)
     click.echo(f"--llm cpu: {choice.reason}", err=True)
-    spec = choice.spec
+    spec, _ = click.get_current_context().with_resource(cpu_llm(choice))
     if choice.start_server:
-        server = cpu_vllm_server()
-        click.get_current_context().with_resource(server)  # starts it; stopped on exit
-        spec = server.spec
         click.echo(f"--llm cpu: vLLM serving at {spec}", err=True)
     # Both CPU backends serve the base Gemma model, which continues the few-shot prompt.
     style = "fewshot" if prompt_style == "auto" else prompt_style

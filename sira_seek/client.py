@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from sira_seek.sira.settings import SiraSettings, Task
     from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
+    from sira_seek.sync.settings import SyncSettings
+    from sira_seek.sync.source_factory import PromptStyleChoice
 
 logger = logging.getLogger(__name__)
 
@@ -318,33 +321,75 @@ class SiraSeek:
     ) -> RunReport:
         """One sira-sync run over ``index``: enrich the documents that are new or changed.
 
-        Phrases come from exactly one of ``llm`` (a spec) and ``from_jsonl`` (precomputed
+        Phrases come from exactly one of ``llm`` (a spec; ``"cpu"`` as ``sira-sync --llm cpu``,
+        a vLLM server started for the run when one is needed) and ``from_jsonl`` (precomputed
         ``{"_id", "keywords", "categories"}`` lines); each is kept only when its DF in the raw
         corpus is at most ``tau * |C|``. ``corpus_task`` picks the corpus prompt (``generic``,
         ``claim``, ``argument``, ``duplicate``; ``--task`` of sira-sync). ``slice`` is worker
         ``"i/N"``; ``resume`` continues that slice's unfinished run. Safe to re-run and to
         kill, as the ``sira-sync`` command.
         """
-        from sira_seek.llm.ledger import LLMUsageLedger
-        from sira_seek.sync.runner import SyncRunner
+        from sira_seek.sync.cpu_default import cpu_llm, is_cpu_alias
         from sira_seek.sync.settings import SyncSettings
-        from sira_seek.sync.slicing import SliceSpec
-        from sira_seek.sync.source_factory import build_phrase_source
 
         overrides: dict[str, object] = {"fields": tuple(fields), "task": corpus_task}
         if tau is not None:
             overrides["tau"] = tau
         if state_dir is not None:
             overrides["state_dir"] = Path(state_dir)
-        if llm is not None:
-            # Pages of an LLM run are a few batches of requests, so checkpoints move (as the CLI).
-            overrides["page_size"] = 4 * SyncSettings().llm_concurrency
-        settings = SyncSettings.model_validate(overrides)
+        with ExitStack() as stack:
+            style: PromptStyleChoice = "auto"
+            concurrency = SyncSettings().llm_concurrency
+            if is_cpu_alias(llm):
+                # As `sira-sync --llm cpu`: the faster CPU backend, a vLLM server started for
+                # this run if it needs one (stopped when the run ends).
+                llm, choice = stack.enter_context(cpu_llm(generates=not dry_run))
+                style = "completion"  # both CPU backends serve a base model
+                concurrency = choice.concurrency or concurrency
+                overrides["llm_concurrency"] = concurrency
+            if llm is not None:
+                # Pages of an LLM run are a few batches of requests, so checkpoints move (as
+                # the CLI).
+                overrides["page_size"] = 4 * concurrency
+            settings = SyncSettings.model_validate(overrides)
+            return self._enrich(
+                index,
+                settings,
+                llm=llm,
+                from_jsonl=from_jsonl,
+                prompt_style=style,
+                categories=categories,
+                slice=slice,
+                resume=resume,
+                dry_run=dry_run,
+                use_cache=use_cache,
+            )
+
+    def _enrich(
+        self,
+        index: str,
+        settings: SyncSettings,
+        *,
+        llm: str | None,
+        from_jsonl: Path | str | None,
+        prompt_style: PromptStyleChoice,
+        categories: bool,
+        slice: str | None,
+        resume: bool,
+        dry_run: bool,
+        use_cache: bool,
+    ) -> RunReport:
+        from sira_seek.llm.ledger import LLMUsageLedger
+        from sira_seek.sync.runner import SyncRunner
+        from sira_seek.sync.slicing import SliceSpec
+        from sira_seek.sync.source_factory import build_phrase_source
+
         ledger = LLMUsageLedger()
         source = build_phrase_source(
             settings,
             from_jsonl=Path(from_jsonl) if from_jsonl is not None else None,
             llm=llm,
+            prompt_style=prompt_style,
             categories=categories,
             use_cache=use_cache,
             ledger=ledger,

@@ -16,6 +16,8 @@ few-shot completion prompt is used either way.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
@@ -127,3 +129,20 @@ def cpu_vllm_server() -> VllmServerProcess:
 
     model, served = resolve_model("gemma3-270m")
     return VllmServerProcess(model=model, served_model_name=served, prefix_caching=True)
+
+
+@contextmanager
+def cpu_llm(
+    choice: CpuLLMChoice | None = None, *, generates: bool = True
+) -> Iterator[tuple[str, CpuLLMChoice]]:
+    """``cpu`` resolved for one run: (the spec to use, the choice). A vLLM server started for
+    the run serves inside the block and is stopped when it ends; the CLI (which shows the
+    ``choice`` before a server starts) and ``SiraSeek.enrich`` both go through here."""
+    choice = choice or choose_cpu_llm(generates=generates)
+    logger.info("--llm cpu: %s", choice.reason)
+    if not choice.start_server:
+        yield choice.spec, choice
+        return
+    with cpu_vllm_server() as server:
+        logger.info("--llm cpu: vLLM serving at %s", server.spec)
+        yield server.spec, choice

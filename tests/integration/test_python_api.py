@@ -171,3 +171,29 @@ def test_enrich_from_jsonl_writes_once_then_finds_everything_current(
 
     with pytest.raises(ValueError, match="exactly one"):
         sk.enrich(index_name, state_dir=state)
+
+
+def test_enrich_with_the_cpu_alias_dry_run_starts_no_server(
+    sk: SiraSeek,
+    index_name: str,
+    wikimh_slice: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from sira_seek.sync import cpu_default
+
+    def no_server() -> None:
+        raise AssertionError("a dry run must not start a vLLM server")
+
+    monkeypatch.setattr(cpu_default, "cpu_vllm_server", no_server)
+    written = sk.ingest(wikimh_slice, index_name).written
+    ids = [json.loads(line)["_id"] for line in (wikimh_slice / "corpus.jsonl").open()][:5]
+    enrichments = tmp_path / "enrichments.jsonl"
+    enrichments.write_text("".join(json.dumps({"_id": i, "keywords": ["x y"]}) + "\n" for i in ids))
+    state = tmp_path / "state"
+    sk.enrich(index_name, from_jsonl=enrichments, state_dir=state)
+
+    dry = sk.enrich(index_name, llm="cpu", dry_run=True, state_dir=state)
+    assert dry.dry_run and dry.counts.enriched == 0
+    # The 5 documents enriched from the file carry another model's fingerprint; the rest are new.
+    assert (dry.counts.outdated, dry.counts.new) == (5, written - 5)
