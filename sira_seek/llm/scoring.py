@@ -76,9 +76,9 @@ async def continuation_logprobs(scorer: TextScorer, prompt: str, continuation: s
             break
         shared += 1
     tail = whole[max(shared, 1) :]
+    if not tail:  # this text only: another question may score fine
+        raise LLMCallError(f"no token of the continuation {continuation!r:.60} was scored")
     values = [t.logprob for t in tail]
-    if not values or any(v is None for v in values):
-        raise ScoringUnsupportedError(
-            f"the model returned no log-probability for the continuation {continuation!r:.60}"
-        )
+    if any(v is None for v in values):  # the server gives none: no text will score
+        raise ScoringUnsupportedError("the model returned no log-probabilities for given text")
     return [float(v) for v in values if v is not None]
