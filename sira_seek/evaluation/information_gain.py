@@ -132,8 +132,9 @@ async def information_gains(
     """DIG for every answered question of a run (failed ones are left out).
 
     A backend that cannot score text makes the whole figure unavailable (the reason is kept);
-    a question that cannot be scored (its prompt too long for the model) gets None and a
-    warning, and the others go on.
+    a question that cannot be scored (its prompt too long for the model, a server error) gets
+    None and a warning, and the others go on: this runs after the answers, which it must
+    never lose.
     """
     answered = [r for r in results if r.ok]
     if scorer is None:
@@ -150,8 +151,9 @@ async def information_gains(
                 return await answer_gain(scorer, result, prompts)
             except ScoringUnsupportedError:
                 raise
-            except LLMCallError as exc:
-                logger.warning("question %s: DIG not scored: %s", result.id, exc)
+            except Exception as exc:  # an analysis never costs a finished run its answers
+                kind = "" if isinstance(exc, LLMCallError) else f"{type(exc).__name__}: "
+                logger.warning("question %s: DIG not scored: %s%s", result.id, kind, exc)
                 return None
 
     try:

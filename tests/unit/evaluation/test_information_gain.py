@@ -42,6 +42,8 @@ class WordScorer:
         self.texts.append(text)
         if "TOO_LONG" in text:
             raise ContextTooLongError("too many tokens")
+        if "BOOM" in text:
+            raise RuntimeError("a bug in a scorer")
         informed = FACT in text
         words = re.findall(r"\s*\S+", text)
         out = [TokenLogprob("<bos>", None)]
@@ -187,11 +189,13 @@ def test_a_backend_without_scores_makes_dig_unavailable_with_the_reason() -> Non
     assert report.dig is None and report.dig_unavailable == "chat-only API"
 
 
-def test_one_question_too_long_to_score_does_not_stop_the_others() -> None:
+def test_one_question_that_cannot_be_scored_does_not_stop_the_others() -> None:
     results = [
         _result("long", golds=["Quilmont"], context=f"{FACT} TOO_LONG"),
+        _result("bug", golds=["Quilmont"], context=f"{FACT} BOOM"),
         _result("fine", golds=["Quilmont"], context=FACT),
     ]
     gains = asyncio.run(information_gains(WordScorer(), results))
     assert gains.unavailable is None
-    assert gains.by_id["long"] is None and gains.by_id["fine"] is not None
+    assert gains.by_id["long"] is None and gains.by_id["bug"] is None
+    assert gains.by_id["fine"] is not None
