@@ -144,6 +144,7 @@ async def information_gains(
         )
     prompts = FewShotSeekPrompts(settings or SeekSettings())
     gate = asyncio.Semaphore(concurrency)
+    failures: list[str] = []
 
     async def one(result: SeekResult) -> AnswerGain | None:
         async with gate:
@@ -153,11 +154,20 @@ async def information_gains(
                 raise
             except Exception as exc:  # an analysis never costs a finished run its answers
                 kind = "" if isinstance(exc, LLMCallError) else f"{type(exc).__name__}: "
-                logger.warning("question %s: DIG not scored: %s%s", result.id, kind, exc)
+                failures.append(f"{kind}{exc}")
+                logger.warning("question %s: DIG not scored: %s", result.id, failures[-1])
                 return None
 
     try:
         gains = await asyncio.gather(*(one(r) for r in answered))
     except ScoringUnsupportedError as exc:
         return InformationGains(by_id={r.id: None for r in answered}, unavailable=str(exc))
-    return InformationGains(by_id={r.id: g for r, g in zip(answered, gains, strict=True)})
+    by_id = {r.id: g for r, g in zip(answered, gains, strict=True)}
+    if failures and all(g is None for g in gains):
+        # Every attempt failed (the server went away, say): the figure is missing, say why.
+        return InformationGains(
+            by_id=by_id,
+            unavailable=f"scoring failed for all {len(failures)} questions tried; first: "
+            f"{failures[0]}",
+        )
+    return InformationGains(by_id=by_id)

@@ -19,7 +19,7 @@ from sira_seek.evaluation.information_gain import (
     information_gains,
 )
 from sira_seek.evaluation.seek_diagnostics import seek_diagnostics
-from sira_seek.llm.errors import ContextTooLongError
+from sira_seek.llm.errors import ContextTooLongError, ServerUnreachableError
 from sira_seek.llm.scoring import (
     ScoringUnsupportedError,
     TokenLogprob,
@@ -199,3 +199,21 @@ def test_one_question_that_cannot_be_scored_does_not_stop_the_others() -> None:
     assert gains.unavailable is None
     assert gains.by_id["long"] is None and gains.by_id["bug"] is None
     assert gains.by_id["fine"] is not None
+
+
+def test_when_every_question_fails_to_score_the_reason_is_reported() -> None:
+    class Gone:
+        async def token_logprobs(self, text: str) -> list[TokenLogprob]:
+            raise ServerUnreachableError("cannot reach the LLM server")
+
+    results = [
+        _result("a", golds=["Quilmont"], context=FACT),
+        _result("b", golds=["Quilmont"], context=FACT),
+        _result("closed", golds=["Quilmont"], context=None),  # not tried: no knowledge
+    ]
+    gains = asyncio.run(information_gains(Gone(), results))
+    assert set(gains.by_id.values()) == {None}
+    assert gains.unavailable is not None
+    assert "all 2 questions" in gains.unavailable and "cannot reach" in gains.unavailable
+    report = seek_diagnostics(results, gains=gains)
+    assert report.dig is None and report.dig_unavailable == gains.unavailable
