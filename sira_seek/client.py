@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from sira_seek.sira.settings import SiraSettings, Task
     from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
-    from sira_seek.sync.settings import SyncSettings
     from sira_seek.sync.source_factory import PromptStyleChoice
 
 logger = logging.getLogger(__name__)
@@ -329,8 +328,12 @@ class SiraSeek:
         ``"i/N"``; ``resume`` continues that slice's unfinished run. Safe to re-run and to
         kill, as the ``sira-sync`` command.
         """
+        from sira_seek.llm.ledger import LLMUsageLedger
         from sira_seek.sync.cpu_default import cpu_llm, is_cpu_alias
+        from sira_seek.sync.runner import SyncRunner
         from sira_seek.sync.settings import SyncSettings
+        from sira_seek.sync.slicing import SliceSpec
+        from sira_seek.sync.source_factory import build_phrase_source
 
         overrides: dict[str, object] = {"fields": tuple(fields), "task": corpus_task}
         if tau is not None:
@@ -352,50 +355,21 @@ class SiraSeek:
                 # the CLI).
                 overrides["page_size"] = 4 * concurrency
             settings = SyncSettings.model_validate(overrides)
-            return self._enrich(
-                index,
-                settings,
-                llm=llm,
-                from_jsonl=from_jsonl,
-                prompt_style=style,
-                categories=categories,
-                slice=slice,
-                resume=resume,
-                dry_run=dry_run,
-                use_cache=use_cache,
+            ledger = LLMUsageLedger()
+            source = stack.enter_context(
+                closing(
+                    build_phrase_source(
+                        settings,
+                        from_jsonl=Path(from_jsonl) if from_jsonl is not None else None,
+                        llm=llm,
+                        prompt_style=style,
+                        categories=categories,
+                        use_cache=use_cache,
+                        ledger=ledger,
+                    )
+                )
             )
-
-    def _enrich(
-        self,
-        index: str,
-        settings: SyncSettings,
-        *,
-        llm: str | None,
-        from_jsonl: Path | str | None,
-        prompt_style: PromptStyleChoice,
-        categories: bool,
-        slice: str | None,
-        resume: bool,
-        dry_run: bool,
-        use_cache: bool,
-    ) -> RunReport:
-        from sira_seek.llm.ledger import LLMUsageLedger
-        from sira_seek.sync.runner import SyncRunner
-        from sira_seek.sync.slicing import SliceSpec
-        from sira_seek.sync.source_factory import build_phrase_source
-
-        ledger = LLMUsageLedger()
-        source = build_phrase_source(
-            settings,
-            from_jsonl=Path(from_jsonl) if from_jsonl is not None else None,
-            llm=llm,
-            prompt_style=prompt_style,
-            categories=categories,
-            use_cache=use_cache,
-            ledger=ledger,
-        )
-        try:
-            runner = SyncRunner(
+            report = SyncRunner(
                 self._backend,
                 index,
                 source,
@@ -403,10 +377,7 @@ class SiraSeek:
                 slice_spec=SliceSpec.parse(slice),
                 dry_run=dry_run,
                 resume=resume,
-            )
-            report = runner.run()
-        finally:
-            source.close()
+            ).run()
         if ledger.records:
             report.llm_usage = ledger.summary()
         logger.info(

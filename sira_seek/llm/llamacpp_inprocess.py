@@ -95,6 +95,7 @@ class LlamaCppClient:
 
     def _token_logprobs_blocking(self, text: str) -> list[TokenLogprob]:
         import numpy as np
+        from scipy.special import log_softmax
 
         with self._lock:
             llama = self._scoring_model()
@@ -107,13 +108,9 @@ class LlamaCppClient:
             llama.reset()
             llama.eval(tokens)
             logits = np.asarray(llama.scores[: len(tokens) - 1], dtype=np.float64)
-            pieces = [
-                llama.detokenize([t]).decode("utf-8", errors="replace") for t in tokens
-            ]
-        top = logits.max(axis=1, keepdims=True)
-        log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=1))
-        chosen = logits[np.arange(len(tokens) - 1), tokens[1:]]
-        values = (chosen - log_norm).tolist()
+            pieces = [llama.detokenize([t]).decode("utf-8", errors="replace") for t in tokens]
+        # Position i predicts token i + 1.
+        values = log_softmax(logits, axis=1)[np.arange(len(tokens) - 1), tokens[1:]].tolist()
         return [TokenLogprob(pieces[0], None)] + [
             TokenLogprob(piece, float(v)) for piece, v in zip(pieces[1:], values, strict=True)
         ]
@@ -225,13 +222,8 @@ class LlamaCppClient:
 
     async def aclose(self) -> None:
         with self._lock:
-            if self._llama is not None:
-                close = getattr(self._llama, "close", None)
+            for model in (self._llama, self._scorer):
+                close = getattr(model, "close", None)
                 if close is not None:
                     close()
-                self._llama = None
-            if self._scorer is not None:
-                close = getattr(self._scorer, "close", None)
-                if close is not None:
-                    close()
-                self._scorer = None
+            self._llama = self._scorer = None
