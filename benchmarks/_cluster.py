@@ -7,8 +7,8 @@ from pathlib import Path
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.local_node import LocalNode
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode
 from sira_seek.ingest import ingest_corpus
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikimh"

@@ -29,9 +29,9 @@ from _cluster import DEFAULT_DATA
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.esplugin.index_layout import corpus_index_body, enrichment_layouts
-from sira_seek.esplugin.local_node import LocalNode
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode
+from sira_seek.index_layout import corpus_index_body, enrichment_layouts
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira.evaluation import evaluate_enrichment
 from sira_seek.sira.expansions import PrecomputedExpander

@@ -24,7 +24,7 @@ from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.config import ClusterSettings
 from sira_seek.corpus import read_queries
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira import PrecomputedExpander, SiraRetriever, SiraSettings
 from sira_seek.stats import percentile

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.local_node import LocalNode
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode
 from sira_seek.ingest import ingest_corpus
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikimh" / "corpus.jsonl"

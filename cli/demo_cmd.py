@@ -14,8 +14,8 @@ import click
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.esplugin.local_node import LocalNode
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode
 from sira_seek.evaluation.qa_metrics import cover_em
 from sira_seek.evaluation.recorded import recorded_run
 from sira_seek.evaluation.run_record import RunRecord

@@ -7,14 +7,14 @@ import json
 import click
 
 from sira_seek.config import NodeSettings
-from sira_seek.esplugin.cluster import (
+from sira_seek.esplugin.local.cluster import DEFAULT_CLUSTER_HEAP, LocalCluster
+from sira_seek.esplugin.local.deployments import (
     LocalDeployment,
     local_clusters,
     running_deployments,
     running_local_nodes,
 )
-from sira_seek.esplugin.local_cluster import DEFAULT_CLUSTER_HEAP, LocalCluster
-from sira_seek.esplugin.local_node import LocalNode
+from sira_seek.esplugin.local.node import LocalNode
 
 from .options import friendly_errors, no_progress_option, show_progress
 from .progress import StatusLine

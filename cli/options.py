@@ -15,9 +15,9 @@ import click
 from sira_seek.backend import ScanContextLostError, SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import ReadReport
-from sira_seek.esplugin.cluster import resolve_url
-from sira_seek.esplugin.errors import SiraSeekEngineError
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.cluster import resolve_url
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import IngestTargetError
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.sira.index_profile import SiraIndexError

@@ -62,8 +62,8 @@ def connect(
     run); with neither, a ``SiraSeekEngineError`` says how to get one. The engine behind the URL
     is detected, not configured.
     """
-    from sira_seek.esplugin.cluster import resolve_url
-    from sira_seek.esplugin.registry import connect as connect_backend
+    from sira_seek.esplugin.engines.cluster import resolve_url
+    from sira_seek.esplugin.engines.registry import connect as connect_backend
 
     given = {
         "url": url,

@@ -29,8 +29,8 @@ from typing import Any
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.local_cluster import ClusterState, LocalCluster
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.cluster import ClusterState, LocalCluster
 
 SIZE = 3
 ENGINES = ("opensearch", "elasticsearch")

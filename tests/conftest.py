@@ -21,10 +21,10 @@ from vllm_kit import vllm_server  # noqa: F401  (registers the session's real vL
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.containers import docker_available, start_container
-from sira_seek.esplugin.local_node import LocalNode, NodeState
-from sira_seek.esplugin.local_security import LocalCredentials
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.containers import docker_available, start_container
+from sira_seek.esplugin.local.node import LocalNode, NodeState
+from sira_seek.esplugin.local.security import LocalCredentials
 from sira_seek.ingest import ingest_corpus
 
 if TYPE_CHECKING:

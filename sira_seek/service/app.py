@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sira_seek import __version__
 from sira_seek.backend import ScanContextLostError
-from sira_seek.esplugin.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.sira.index_profile import SiraIndexError
 from sira_seek.sira.term_vectors import TermStatisticsError

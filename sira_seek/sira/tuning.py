@@ -1,6 +1,9 @@
 """Choose tau and w on a dev split, never on the reported one (the reference leaves both unset).
 
-    python -m sira_seek.sira.tuning --url http://127.0.0.1:9410 --url http://127.0.0.1:9420 \\
+The algorithm takes connected ``SearchBackend``s; the command that connects to the clusters is
+``python -m sira_seek.cli.tuning``:
+
+    python -m sira_seek.cli.tuning --url http://127.0.0.1:9410 --url http://127.0.0.1:9420 \\
         --index wikimh --data ../shared/data/wikimh --dev 50 \\
         --expansions expansions-hotpotqa.strong-llm.jsonl \\
         --weak-expansions tests/regression/expansions-hotpotqa.cpu-gemma3-270m.jsonl
@@ -16,16 +19,13 @@ The winner is then reported on all queries and on the held-out rest.
 from __future__ import annotations
 
 import itertools
-import json
-from pathlib import Path
+from collections.abc import Mapping
+from typing import Any
 
-import click
 from pydantic import BaseModel
 
 from sira_seek.backend import SearchBackend
-from sira_seek.config import ClusterSettings
-from sira_seek.corpus import Query, read_qrels, read_queries
-from sira_seek.esplugin.registry import connect
+from sira_seek.corpus import Query
 from sira_seek.evaluation.retrieval import evaluate_bm25
 
 from .evaluation import evaluate_sira
@@ -72,7 +72,7 @@ def choose(grid: list[GridPoint], bm25: Scores, max_loss: float) -> GridPoint:
 
 
 def _scores(
-    backends: dict[str, SearchBackend],
+    backends: Mapping[str, SearchBackend],
     index: str,
     queries: list[Query],
     qrels: dict[str, dict[str, int]],
@@ -90,47 +90,20 @@ def _scores(
     return out
 
 
-@click.command()
-@click.option("--url", "urls", multiple=True, required=True)
-@click.option("--index", required=True)
-@click.option("--data", type=click.Path(path_type=Path), required=True)
-@click.option("--queries", "query_file", default="queries-hotpotqa.jsonl")
-@click.option("--qrels", "qrels_file", default="qrels-hotpotqa.tsv")
-@click.option(
-    "--expansions",
-    "exp_file",
-    default="expansions-hotpotqa.strong-llm.jsonl",
-    help="Strong expansions (relative to --data, or a path).",
-)
-@click.option(
-    "--weak-expansions",
-    "weak_files",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Expansions of a weak model that must not hurt.",
-)
-@click.option("--dev", type=int, default=50, show_default=True)
-@click.option("--max-loss", type=float, default=0.01, show_default=True)
-def main(
-    urls: tuple[str, ...],
+def tune(
+    backends: Mapping[str, SearchBackend],
     index: str,
-    data: Path,
-    query_file: str,
-    qrels_file: str,
-    exp_file: str,
-    weak_files: tuple[Path, ...],
+    queries: list[Query],
+    qrels: dict[str, dict[str, int]],
+    strong: PrecomputedExpander,
+    weak: Mapping[str, PrecomputedExpander],
+    *,
     dev: int,
     max_loss: float,
-) -> None:
-    queries = read_queries(data / query_file)
-    qrels = read_qrels(data / qrels_file)
-    strong = PrecomputedExpander.from_file(data / exp_file)
-    weak = {p.name: PrecomputedExpander.from_file(p) for p in weak_files}
+) -> dict[str, Any]:
+    """The grid on the dev split of every cluster (``backends``: engine -> backend), the chosen
+    setting, and its scores on all queries and on the held-out rest (a JSON-ready report)."""
     dev_q, held_out = split(queries, dev)
-    backends: dict[str, SearchBackend] = {}
-    for url in urls:
-        backend = connect(ClusterSettings(url=url))
-        backends[backend.info.engine] = backend
     bm25_dev = _scores(backends, index, dev_q, qrels, None)
     grid: list[GridPoint] = []
     for tau, weight, ngram in itertools.product(TAUS, WEIGHTS, (False, True)):
@@ -148,7 +121,7 @@ def main(
         )
     best = choose(grid, bm25_dev, max_loss)
     chosen = SiraSettings(tau=best.tau, weight=best.weight, ngram_tier=best.ngram_tier)
-    report = {
+    report: dict[str, Any] = {
         "dev_queries": len(dev_q),
         "criterion": f"weak sources lose <= {max_loss} vs BM25 on dev; then best strong nDCG@10",
         "admissible": sum(admissible(g, bm25_dev, max_loss) for g in grid),
@@ -169,8 +142,4 @@ def main(
         },
         "grid": [g.model_dump() for g in grid],
     }
-    click.echo(json.dumps(report, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+    return report

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sira_seek.backend import SearchBackend
-from sira_seek.esplugin.index_layout import enrichment_field_properties, enrichment_layouts
 from sira_seek.fields import CONTENTS, CONTENTS_SHINGLES, PHRASES
+from sira_seek.index_layout import enrichment_field_properties, enrichment_layouts
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from sira_seek.backend import SearchBackend
-from sira_seek.esplugin.index_layout import analysis_variant, load_mapping_file
+from sira_seek.index_layout import analysis_variant, load_mapping_file
 
 from .mapping import MappingConflictError, enrichment_properties
 

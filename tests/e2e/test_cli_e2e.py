@@ -13,7 +13,7 @@ import pytest
 from cli_runner import run_cli
 
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -23,7 +23,7 @@ from cli_runner import BIN, run_cli
 from readme_keys import check_keys, documented
 
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))
 from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402

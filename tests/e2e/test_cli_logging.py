@@ -90,4 +90,4 @@ def test_sira_sync_takes_the_group_flags_before_its_implied_run(
     debug = run_sync(["--debug", "-v", *args], env)
     assert debug.returncode == 1
     assert "Traceback (most recent call last)" in debug.stderr
-    assert f"INFO sira_seek.esplugin.registry: {engine} " in debug.stderr
+    assert f"INFO sira_seek.esplugin.engines.registry: {engine} " in debug.stderr

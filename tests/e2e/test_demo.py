@@ -14,7 +14,7 @@ from cli_runner import run_cli, sira_seek_exe
 from readme_keys import check_keys, documented
 
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

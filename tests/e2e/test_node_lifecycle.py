@@ -14,8 +14,8 @@ import pytest
 from cli_runner import run_cli
 
 from sira_seek.config import NodeSettings
-from sira_seek.esplugin.distributions import DEFAULT_VERSIONS
-from sira_seek.esplugin.local_node import LocalNode
+from sira_seek.esplugin.local.distributions import DEFAULT_VERSIONS
+from sira_seek.esplugin.local.node import LocalNode
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -11,7 +11,7 @@ import pytest
 from cli_runner import run_cli
 
 from sira_seek.backend import SearchBackend
-from sira_seek.esplugin.base import RestBackend
+from sira_seek.esplugin.engines.base import RestBackend
 from sira_seek.evaluation.run_record import RunRecord
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]

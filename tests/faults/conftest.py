@@ -12,7 +12,7 @@ from fault_kit import LEDGER, FaultLedger, FaultScenario
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import NodeSettings
-from sira_seek.esplugin.local_node import LocalNode, _free_port, install_distribution
+from sira_seek.esplugin.local.node import LocalNode, _free_port, install_distribution
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from fault_kit import (
 )
 
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.local_node import LocalNode
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode
 from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ import pytest
 from fault_kit import FaultLedger, FaultRow
 
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.local_node import LocalNode
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode
 from sira_seek.ingest import ingest_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))

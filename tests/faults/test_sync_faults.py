@@ -13,7 +13,7 @@ from fault_kit import FaultScenario, run_sync, wait_until_sync_writes
 from seeds import seeded_rng
 
 from sira_seek.backend import PartialUpdate, SearchBackend
-from sira_seek.esplugin.base import RestBackend
+from sira_seek.esplugin.engines.base import RestBackend
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.local_node import NodeState
-from sira_seek.esplugin.local_security import LocalCredentials
+from sira_seek.esplugin.local.node import NodeState
+from sira_seek.esplugin.local.security import LocalCredentials
 
 BIN = Path(sys.executable).parent
 

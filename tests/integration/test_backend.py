@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sira_seek.backend import PartialUpdate, SearchBackend
-from sira_seek.esplugin.base import RestBackend
+from sira_seek.esplugin.engines.base import RestBackend
 from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration
@@ -178,7 +178,7 @@ def test_scan_slices_cover_every_document_once(
 
 
 def test_missing_index_gives_clear_error(backend: SearchBackend) -> None:
-    from sira_seek.esplugin.errors import SiraSeekEngineError
+    from sira_seek.esplugin.engines.errors import SiraSeekEngineError
 
     with pytest.raises(SiraSeekEngineError, match="index_not_found|no such index"):
         backend.search("test-does-not-exist-42", {"query": {"match_all": {}}})
@@ -247,7 +247,7 @@ def test_a_scan_left_open_at_exit_does_not_hang_the_process(
     ingest_corpus(backend, index_name, write_corpus(tmp_path / "c.jsonl", DOCS))
     code = (
         "from sira_seek.config import ClusterSettings\n"
-        "from sira_seek.esplugin.registry import connect\n"
+        "from sira_seek.esplugin.engines.registry import connect\n"
         f"pages = connect(ClusterSettings(url={backend.info.url!r})).scan({index_name!r}, "
         "page_size=1)\n"
         "print(len(next(pages)))\n"

@@ -13,8 +13,8 @@ from cluster_kit import ClusterHandle
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.errors import SiraSeekEngineError
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from sira_seek.backend import SearchBackend
 from sira_seek.cli.main import cli
 from sira_seek.cli.sync import main as sira_sync
-from sira_seek.esplugin.index_layout import corpus_index_body, enrichment_layouts
+from sira_seek.index_layout import corpus_index_body, enrichment_layouts
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira import SiraRetriever
 from sira_seek.sira.index_profile import read_index_profile

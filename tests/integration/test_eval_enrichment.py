@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from sira_seek.backend import PartialUpdate, SearchBackend
 from sira_seek.cli.main import cli
-from sira_seek.esplugin.index_layout import corpus_index_body
+from sira_seek.index_layout import corpus_index_body
 from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration

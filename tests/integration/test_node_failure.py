@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sira_seek.config import NodeSettings
-from sira_seek.esplugin.errors import NodeStartError
-from sira_seek.esplugin.local_node import LocalNode, install_distribution
+from sira_seek.esplugin.engines.errors import NodeStartError
+from sira_seek.esplugin.local.node import LocalNode, install_distribution
 
 pytestmark = pytest.mark.integration
 
@@ -35,10 +35,10 @@ def test_failed_start_shows_log_tail(world_readable_tmp: Path, node_urls: dict[s
 
 def test_unreachable_home_is_explained_for_root(tmp_path: Path) -> None:
     """Under root the node's service user must reach the home; a closed folder is named."""
-    from sira_seek.esplugin.local_node import _check_reachable
+    from sira_seek.esplugin.local.node import check_reachable
 
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)
     with pytest.raises(NodeStartError, match="closed to other users"):
-        _check_reachable(closed / "home")
-    _check_reachable(Path("/usr/share"))  # a world-traversable path passes
+        check_reachable(closed / "home")
+    check_reachable(Path("/usr/share"))  # a world-traversable path passes

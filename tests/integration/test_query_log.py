@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from sira_seek.backend import SearchBackend
-from sira_seek.esplugin.base import RestBackend
+from sira_seek.esplugin.engines.base import RestBackend
 from sira_seek.inspection.query_log import (
     LatencyMs,
     LoggedCandidate,

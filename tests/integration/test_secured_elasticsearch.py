@@ -2,7 +2,8 @@
 
 Least privilege is shown twice: with a file-realm read-only user and with a read-only API key.
 API keys need the .security index, which the minimal archive can create only with the
-test-only analysis shim installed on the secured node (esplugin/analysis_shim.py).
+test-only analysis shim the fixture installs through ``LocalNode(prepare_distribution=...)``
+(tests/support/analysis_shim).
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ from secured_kit import (
     node_fingerprint,
     run_installed,
 )
+from support.analysis_shim import SHIM_NAME, distribution_with_shim
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.analysis_shim import SHIM_NAME
-from sira_seek.esplugin.elasticsearch_backend import ElasticsearchBackend
-from sira_seek.esplugin.errors import SiraSeekEngineError
-from sira_seek.esplugin.local_node import LocalNode, NodeState
-from sira_seek.esplugin.local_security import LocalCredentials
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.elasticsearch_backend import ElasticsearchBackend
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import LocalNode, NodeState
+from sira_seek.esplugin.local.security import LocalCredentials
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +45,11 @@ KEY_PREFIX = "seckey-"
 
 @pytest.fixture(scope="module")
 def secured() -> Iterator[tuple[NodeState, LocalCredentials]]:
-    node = LocalNode(NodeSettings(secure=True), "elasticsearch")
+    # API keys need the .security index, which the minimal archive can create only with the
+    # test-only analysis shim: handed to the node through its public distribution hook.
+    node = LocalNode(
+        NodeSettings(secure=True), "elasticsearch", prepare_distribution=distribution_with_shim
+    )
     started_here = node.running() is None
     try:
         state = node.up()

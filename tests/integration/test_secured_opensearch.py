@@ -23,11 +23,11 @@ from secured_kit import (
     run_installed,
 )
 
-from sira_seek.esplugin.errors import SiraSeekEngineError
-from sira_seek.esplugin.local_node import NodeState
-from sira_seek.esplugin.local_security import LocalCredentials
-from sira_seek.esplugin.opensearch_backend import OpenSearchBackend
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.opensearch_backend import OpenSearchBackend
+from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.node import NodeState
+from sira_seek.esplugin.local.security import LocalCredentials
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from sira_seek.bm25 import bm25_query
 from sira_seek.config import ClusterSettings
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.esplugin.registry import connect
+from sira_seek.esplugin.engines.registry import connect
 from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.ingest import ingest_corpus
 

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from sira_seek.cli.main import cli
-from sira_seek.esplugin import local_node
-from sira_seek.esplugin.local_node import LocalNode, NodeState, starting_status
+from sira_seek.esplugin.local import node as local_node
+from sira_seek.esplugin.local.node import LocalNode, NodeState, starting_status
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.registry import available_engines, connect
+from sira_seek.esplugin.engines.registry import available_engines, connect
 
 from .kit import ENGINE_HOOKS, ContractTarget, CountingProxy
 

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sira_seek.backend import SearchBackend
-from sira_seek.esplugin.base import RestBackend
+from sira_seek.esplugin.engines.base import RestBackend
 
 
 class CountingProxy:

@@ -1,8 +1,9 @@
 """The ``SearchBackend`` contract: one suite, run as it is against every registered engine.
 
-Every test here is parametrised over ``sira_seek.esplugin.registry.available_engines()``: the
-built-in Elasticsearch and OpenSearch backends and any engine registered under the
-``sira_seek.engines`` entry-point group. A third engine's author runs THIS file unchanged:
+Every test here is parametrised over
+``sira_seek.esplugin.engines.registry.available_engines()``: the built-in Elasticsearch and
+OpenSearch backends and any engine registered under the ``sira_seek.engines`` entry-point group.
+A third engine's author runs THIS file unchanged:
 
 1. register the backend class (``[project.entry-points."sira_seek.engines"]``);
 2. start a node and export ``SIRA_SEEK_TEST_<ENGINE>_URL`` (plain HTTP: the suite counts
@@ -29,7 +30,7 @@ from typing import Any
 import pytest
 
 from sira_seek.backend import PartialUpdate, ScanContextLostError, SearchBackend
-from sira_seek.esplugin.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
 
 from .kit import ContractTarget, CountingProxy
 

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
+from support import analysis_shim
 
-from sira_seek.esplugin import analysis_shim
-from sira_seek.esplugin.errors import NodeStartError
+from sira_seek.esplugin.engines.errors import NodeStartError
 
 
 def test_shim_registers_exactly_what_the_security_index_needs() -> None:

@@ -10,12 +10,12 @@ import pytest
 
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.detect import detect_cluster
-from sira_seek.esplugin.distributions import distribution_spec
-from sira_seek.esplugin.elasticsearch_backend import ElasticsearchBackend, _client_major
-from sira_seek.esplugin.errors import NodeStartError, SiraSeekEngineError, WrongClientError
-from sira_seek.esplugin.local_node import find_java
-from sira_seek.esplugin.registry import available_engines, load_backend_class
+from sira_seek.esplugin.engines.detect import detect_cluster
+from sira_seek.esplugin.engines.elasticsearch_backend import ElasticsearchBackend, _client_major
+from sira_seek.esplugin.engines.errors import NodeStartError, SiraSeekEngineError, WrongClientError
+from sira_seek.esplugin.engines.registry import available_engines, load_backend_class
+from sira_seek.esplugin.local.distributions import distribution_spec
+from sira_seek.esplugin.local.node import find_java
 
 
 def test_both_engines_are_registered_plugins() -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from sira_seek.backend import Capabilities
-from sira_seek.esplugin.index_layout import corpus_index_body
+from sira_seek.index_layout import corpus_index_body
 
 
 def test_english_layout_when_cluster_has_analysis_common() -> None:

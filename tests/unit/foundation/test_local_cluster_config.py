@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.cluster import LocalDeployment, local_clusters
-from sira_seek.esplugin.errors import NodeStartError
-from sira_seek.esplugin.local_cluster import LocalCluster
+from sira_seek.esplugin.engines.errors import NodeStartError
+from sira_seek.esplugin.local.cluster import LocalCluster
+from sira_seek.esplugin.local.deployments import LocalDeployment, local_clusters
 
 
 def test_urls_split_a_comma_separated_url_in_order() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sira_seek.config import NodeSettings
-from sira_seek.esplugin import local_security_opensearch as os_security
-from sira_seek.esplugin.distributions import DEFAULT_VERSIONS
-from sira_seek.esplugin.errors import NodeStartError
-from sira_seek.esplugin.local_node import LocalNode, _make_traversable
+from sira_seek.esplugin.engines.errors import NodeStartError
+from sira_seek.esplugin.local import security_opensearch as os_security
+from sira_seek.esplugin.local.distributions import DEFAULT_VERSIONS
+from sira_seek.esplugin.local.node import LocalNode, _make_traversable
 
 
 def test_secured_opensearch_defaults_to_the_version_whose_plugin_maven_serves(
@@ -57,7 +57,7 @@ def test_making_the_home_traversable_keeps_private_files_private(tmp_path: Path)
 
 
 def test_secured_elasticsearch_private_keys_are_owner_only(tmp_path: Path) -> None:
-    from sira_seek.esplugin.local_security import make_certificates
+    from sira_seek.esplugin.local.security import make_certificates
 
     certs = tmp_path / "certs"
     make_certificates(certs)

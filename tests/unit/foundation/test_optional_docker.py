@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sira_seek.esplugin import containers
-from sira_seek.esplugin.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.esplugin.local import containers
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sira_seek.esplugin import local_node
+from sira_seek.esplugin.local import node as local_node
 
 
 def test_paths_deleted_during_the_walk_are_skipped(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sira_seek.backend import Capabilities
-from sira_seek.esplugin.index_layout import (
+from sira_seek.index_layout import (
     corpus_index_body,
     enrichment_field_properties,
     enrichment_layouts,

@@ -19,8 +19,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import NodeStartError
-from .local_security import ADMIN_USER, READER_USER, LocalCredentials
+from sira_seek.esplugin.engines.errors import NodeStartError
+
+from .security import ADMIN_USER, READER_USER, LocalCredentials
 
 # The newest OpenSearch release whose security plugin Maven Central serves (2.19.6 and 3.x
 # are not published there); `node up --engine opensearch --secure` defaults to it.

@@ -12,8 +12,9 @@ import logging
 from types import ModuleType
 from typing import Any
 
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+
 from .distributions import DEFAULT_VERSIONS
-from .errors import SiraSeekEngineError
 
 logger = logging.getLogger(__name__)
 

@@ -6,10 +6,12 @@ which lacks the analysis-common module. Creating an API key makes Elasticsearch 
 (``uax_url_email``, ``pattern_capture``, ``unique``), so the index -- and every API key --
 fails. Real clusters ship analysis-common; this shim exists only for the minimal archive.
 
-The shim is ``test_analysis_shim/AnalysisShimPlugin.java``: those three components as thin
+The shim is ``AnalysisShimPlugin.java`` beside this file: those three components as thin
 wrappers over Lucene's own classes. It is compiled with the JDK's ``javac`` against the
 distribution's own jars and placed in a copy of the distribution (hard links, beside the
 original, cached) whose ``plugins/`` holds only the shim, so the open node never loads it.
+It is test code, not part of the installed package: the test fixtures hand
+``distribution_with_shim`` to ``LocalNode(..., prepare_distribution=...)``.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .errors import NodeStartError
+from sira_seek.esplugin.engines.errors import NodeStartError
 
 SHIM_NAME = "sira-seek-analysis-shim"
 SHIM_CLASS = "org.siraseek.analysisshim.AnalysisShimPlugin"
-SHIM_SOURCE = Path(__file__).parent / "test_analysis_shim" / "AnalysisShimPlugin.java"
+SHIM_SOURCE = Path(__file__).parent / "AnalysisShimPlugin.java"
 _MARKER = ".analysis-shim-source.sha256"
 
 

@@ -21,8 +21,8 @@ ENTRY_POINT_GROUP = "sira_seek.engines"
 logger = logging.getLogger(__name__)
 
 _BUILTIN = {
-    "elasticsearch": "sira_seek.esplugin.elasticsearch_backend:ElasticsearchBackend",
-    "opensearch": "sira_seek.esplugin.opensearch_backend:OpenSearchBackend",
+    "elasticsearch": "sira_seek.esplugin.engines.elasticsearch_backend:ElasticsearchBackend",
+    "opensearch": "sira_seek.esplugin.engines.opensearch_backend:OpenSearchBackend",
 }
 
 

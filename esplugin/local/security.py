@@ -2,8 +2,10 @@
 
 Lets sira-seek be tested the way production clusters run: HTTPS with a private CA, basic auth,
 API keys. Certificates come from the system's ``openssl``; the users go into the file realm.
-API keys live in the ``.security`` index, which the minimal archive can create only with the
-test-only analysis shim the secured node runs with (see ``analysis_shim.py``).
+API keys live in the ``.security`` index, which the minimal archive can create only with an
+analysis plugin it lacks: the test suite adds a test-only one through ``LocalNode``'s
+``prepare_distribution`` hook (tests/support/analysis_shim); without it, TLS, users and roles
+work but minting an API key fails.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from .errors import NodeStartError
+from sira_seek.esplugin.engines.errors import NodeStartError
 
 ADMIN_USER = "sira_admin"
 READER_USER = "sira_reader"

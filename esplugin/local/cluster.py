@@ -1,6 +1,6 @@
 """A real multi-node cluster on this machine: N local nodes that discover each other.
 
-Single nodes (``local_node.py``) use ``discovery.type: single-node``, which cannot show what
+Single nodes (``node.py``) use ``discovery.type: single-node``, which cannot show what
 happens when a node is lost: no replicas are ever assigned, and one process is the whole
 cluster. Here every node lists the others' transport ports in ``discovery.seed_hosts`` and the
 first election is bootstrapped from the node names (``cluster.initial_cluster_manager_nodes``
@@ -8,7 +8,7 @@ on OpenSearch, ``cluster.initial_master_nodes`` on Elasticsearch), so shards get
 a cluster manager is elected, and killing one node is a real fault.
 
 The archives, the JDK, the service user under root and the launch itself are shared with
-``local_node.py``; this module only adds discovery, per-node folders and ports, and
+``node.py``; this module only adds discovery, per-node folders and ports, and
 per-node start/stop/kill for fault tests.
 """
 
@@ -32,21 +32,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from sira_seek.config import NodeSettings
+from sira_seek.esplugin.engines.errors import NodeStartError
+from sira_seek.processes import pid_alive, terminate
 
 from .distributions import distribution_spec
-from .errors import NodeStartError
-from .local_node import (
-    _check_reachable,
-    _chown_tree,
-    _pid_alive,
-    _port_free,
-    _terminate,
+from .node import (
     base_node_settings,
+    check_reachable,
+    chown_tree,
     describe_failure,
     find_java,
     install_distribution,
     node_command,
     node_env,
+    port_free,
     prepare_node_dir,
     service_user,
     spawn_node,
@@ -81,7 +80,7 @@ class ClusterNodeState(BaseModel):
         return [p for p in dict.fromkeys((self.pid, self.launcher_pid)) if p is not None]
 
     def alive(self) -> bool:
-        return any(_pid_alive(p) for p in self.pids())
+        return any(pid_alive(p) for p in self.pids())
 
 
 class ClusterState(BaseModel):
@@ -237,7 +236,7 @@ class LocalCluster:
         """Graceful stop of member ``i`` (SIGTERM, then SIGKILL after ``timeout_s``)."""
         node = self._require_state().nodes[i]
         for pid in node.pids():
-            _terminate(pid, timeout_s)
+            terminate(pid, timeout_s)
         self._reap(i)
 
     def kill_node(self, i: int) -> None:
@@ -262,7 +261,7 @@ class LocalCluster:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
             for pid in live:
-                _terminate(pid, 60.0)  # waits; SIGKILL only for a node that hangs
+                terminate(pid, 60.0)  # waits; SIGKILL only for a node that hangs
         self.state_file.unlink(missing_ok=True)
         if purge and self.cluster_dir.exists():
             shutil.rmtree(self.cluster_dir)
@@ -320,15 +319,15 @@ class LocalCluster:
         on_status: Callable[[str], None] | None = None,
     ) -> None:
         if os.geteuid() == 0:
-            _check_reachable(self.settings.home)
-            _check_reachable(self.root)
+            check_reachable(self.settings.home)
+            check_reachable(self.root)
         self.cluster_dir.mkdir(parents=True, exist_ok=True)
         dist = install_distribution(self.spec, self.settings.home, on_status)
         java = find_java(self.spec)
         user = service_user(self.settings)
         for i in members:
             node = state.nodes[i]
-            busy = [p for p in (node.http_port, node.transport_port) if not _port_free(p)]
+            busy = [p for p in (node.http_port, node.transport_port) if not port_free(p)]
             if busy:
                 raise NodeStartError(
                     f"cannot start {node.name} of {self.cluster_name}: port(s) {busy} are in "
@@ -352,7 +351,7 @@ class LocalCluster:
             cmd = node_command(dist, self.spec, pid_file, settings)
             env = node_env(self.spec, java, node_dir, conf, state.heap)
             if user:
-                _chown_tree(node_dir, user.pw_uid, user.pw_gid)
+                chown_tree(node_dir, user.pw_uid, user.pw_gid)
             log.info("starting %s of %s on %s", node.name, state.cluster_name, node.url)
             proc = spawn_node(cmd, node_dir, env, user)
             self._procs[i] = proc
@@ -444,7 +443,7 @@ def _free_port_block(preferred: int, count: int) -> list[int]:
     """``count`` consecutive free HTTP ports whose transport ports (+100) are free too."""
     for start in range(preferred, preferred + 50, count):
         block = list(range(start, start + count))
-        if all(_port_free(p) and _port_free(p + 100) for p in block):
+        if all(port_free(p) and port_free(p + 100) for p in block):
             return block
     raise NodeStartError(f"no {count} free ports found near {preferred} (and +100)")
 

@@ -30,9 +30,9 @@ from sira_seek.backend import (
     TextTermStatistics,
 )
 from sira_seek.fields import SUBFIELD_PARENT
+from sira_seek.index_layout import corpus_index_body
 
 from .errors import SiraSeekEngineError
-from .index_layout import corpus_index_body
 
 BULK_CHUNK = 500
 # Scores from index-wide term statistics: a ranking must not depend on the shard layout. On a

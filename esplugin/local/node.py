@@ -30,14 +30,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from sira_seek.config import NodeSettings
+from sira_seek.esplugin.engines.errors import NodeStartError
 from sira_seek.processes import pid_alive as _pid_alive
 from sira_seek.processes import terminate as _terminate
 
-from . import local_security_opensearch as os_security
-from .analysis_shim import distribution_with_shim
+from . import security_opensearch as os_security
 from .distributions import DistributionSpec, ModuleJar, distribution_spec
-from .errors import NodeStartError
-from .local_security import (
+from .security import (
     LocalCredentials,
     ensure_admin_user,
     load_credentials,
@@ -249,7 +248,7 @@ def ensure_service_user(name: str) -> pwd.struct_passwd:
     return pwd.getpwnam(name)
 
 
-def _port_free(port: int) -> bool:
+def port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -261,7 +260,7 @@ def _port_free(port: int) -> bool:
 
 def _free_port(preferred: int) -> int:
     for port in range(preferred, preferred + 8):
-        if _port_free(port) and _port_free(port + 100):
+        if port_free(port) and port_free(port + 100):
             return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -283,13 +282,28 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+PrepareDistribution = Callable[[Path, str, Path], Path]
+"""``LocalNode``'s hook: (distribution folder, engine version, JDK home) -> the folder to run."""
+
+
 class LocalNode:
     """One engine/version's node: its folders, its state file and its process."""
 
     def __init__(
-        self, settings: NodeSettings, engine: str | None = None, version: str | None = None
+        self,
+        settings: NodeSettings,
+        engine: str | None = None,
+        version: str | None = None,
+        *,
+        prepare_distribution: PrepareDistribution | None = None,
     ):
+        """``prepare_distribution`` (distribution folder, engine version, JDK home) returns the
+        folder the node runs from instead, e.g. a copy with an extra plugin; the test suite
+        passes one that adds a test-only analysis plugin (tests/support/analysis_shim) so a
+        secured Elasticsearch node from the minimal archive can mint API keys. The folder it
+        returns must stay in place while the node runs."""
         self.settings = settings
+        self.prepare_distribution = prepare_distribution
         engine = engine or settings.engine
         version = version or settings.version
         if settings.secure and engine == "opensearch" and version is None:
@@ -346,7 +360,7 @@ class LocalNode:
 
     def _start(self, on_status: Callable[[str], None] | None) -> NodeState:
         if os.geteuid() == 0:
-            _check_reachable(self.settings.home)
+            check_reachable(self.settings.home)
         dist = install_distribution(self.spec, self.settings.home, on_status)
         java = find_java(self.spec)
         secured_os = self.settings.secure and self.spec.engine == "opensearch"
@@ -355,10 +369,8 @@ class LocalNode:
             dist = os_security.install_security_plugin(
                 dist, self.spec.version, java, fetch=lambda c: fetch_artifact(c, downloads)
             )
-        elif self.settings.secure:
-            # API keys need the .security index, which the minimal archive cannot create
-            # without the test-only analysis shim (see analysis_shim.py).
-            dist = distribution_with_shim(dist, self.spec.version, java)
+        if self.prepare_distribution is not None:
+            dist = self.prepare_distribution(dist, self.spec.version, java)
         port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
         conf = prepare_node_dir(dist, self.node_dir)
         pid_file = self.node_dir / "node.pid"
@@ -383,7 +395,7 @@ class LocalNode:
         cmd = node_command(dist, self.spec, pid_file, settings)
         env = node_env(self.spec, java, self.node_dir, conf, self.settings.heap)
         if user:
-            _chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
+            chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
         if self.settings.secure:
             add_users = os_security.ensure_users if secured_os else ensure_admin_user
             add_users(
@@ -439,7 +451,7 @@ class LocalNode:
         return describe_failure(self.spec, self.node_dir, what)
 
 
-# -- pieces shared with local_cluster.py -------------------------------------------------------
+# -- pieces shared with cluster.py -----------------------------------------------------------
 
 
 def starting_status(spec: DistributionSpec, waited_s: float, nodes: int = 1) -> str:
@@ -562,7 +574,7 @@ def _localise_jvm_options(jvm_options: Path, node_dir: Path) -> None:
     jvm_options.write_text(text)
 
 
-def _check_reachable(home: Path) -> None:
+def check_reachable(home: Path) -> None:
     """Under root the node runs as another user, who must be able to walk down to ``home``."""
     for folder in [home.resolve(), *home.resolve().parents]:
         if folder.exists() and not folder.stat().st_mode & stat.S_IXOTH:
@@ -573,7 +585,7 @@ def _check_reachable(home: Path) -> None:
             )
 
 
-def _chown_tree(path: Path, uid: int, gid: int) -> None:
+def chown_tree(path: Path, uid: int, gid: int) -> None:
     for p in [path, *path.rglob("*")]:
         os.lchown(p, uid, gid)
 

@@ -1,20 +1,30 @@
-"""Choose the cluster a command talks to: a configured URL always wins.
+"""What ``sira-seek node up`` left running on this machine, single nodes and multi-node
+clusters alike, in one shape (``LocalDeployment``) for ``node status`` and ``--json``: a cluster
+is one entry whose ``urls`` name every member.
 
-Also lists what ``sira-seek node up`` left running on this machine, single nodes and
-multi-node clusters alike, in one shape (``LocalDeployment``) for ``node status`` and
-``--json``: a cluster is one entry whose ``urls`` name every member.
+This is the local package's public interface to the engine plugins: ``engines.cluster``
+reads ``running_deployments`` to find a local cluster when no URL is configured.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from sira_seek.config import ClusterSettings, NodeSettings
+from sira_seek.config import NodeSettings
+from sira_seek.processes import pid_alive
 
+from .cluster import ClusterState, LocalCluster
 from .distributions import DEFAULT_VERSIONS
-from .errors import SiraSeekEngineError
-from .local_cluster import ClusterState, LocalCluster
-from .local_node import LocalNode, NodeState, _pid_alive
+from .node import LocalNode, NodeState
+
+__all__ = [
+    "LocalDeployment",
+    "LocalMember",
+    "local_clusters",
+    "running_deployments",
+    "running_local_clusters",
+    "running_local_nodes",
+]
 
 
 class LocalMember(BaseModel):
@@ -41,7 +51,7 @@ class LocalDeployment(BaseModel):
     @classmethod
     def from_node(cls, state: NodeState) -> LocalDeployment:
         name = f"{state.engine}-{state.version}" + ("-secure" if state.secure else "")
-        member = LocalMember(name=name, url=state.url, pid=state.pid, alive=_pid_alive(state.pid))
+        member = LocalMember(name=name, url=state.url, pid=state.pid, alive=pid_alive(state.pid))
         return cls(
             engine=state.engine,
             version=state.version,
@@ -115,24 +125,3 @@ def running_deployments(node_settings: NodeSettings) -> list[LocalDeployment]:
     return [LocalDeployment.from_node(s) for s in running_local_nodes(node_settings)] + [
         LocalDeployment.from_cluster(s) for s in running_local_clusters(node_settings)
     ]
-
-
-def resolve_url(
-    cluster: ClusterSettings, node_settings: NodeSettings, *, engine: str | None = None
-) -> ClusterSettings:
-    """URL given > a running local node or cluster (preferring ``engine``) > a clear error.
-
-    A local cluster gives every member's URL (comma-separated), so the clients keep working
-    when one member, even the first, goes down.
-    """
-    if cluster.url:
-        return cluster
-    found = [d for d in running_deployments(node_settings) if not d.secure]
-    if engine:
-        found = [d for d in found if d.engine == engine] or found
-    if not found:
-        raise SiraSeekEngineError(
-            "No cluster configured and no local node running. Pass --url (or set "
-            "SIRA_SEEK_URL), or start one with `sira-seek node up`."
-        )
-    return cluster.model_copy(update={"url": ",".join(found[0].urls)})
