@@ -40,9 +40,9 @@ from sira_seek.corpus import Document, read_corpus
 from sira_seek.esplugin.engines.registry import connect
 from sira_seek.esplugin.local.node import LocalNode
 from sira_seek.ingest import ingest_corpus
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.factory import create_llm_client
 from sira_seek.llm.ledger import LLMUsageLedger
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync import JsonlPhraseSource, LLMPhraseSource, SliceSpec, SyncRunner, SyncSettings
 
 
@@ -106,7 +106,7 @@ def llm_bound(
         slices = max(len(in_flight), round(backend.count(index) / n_docs))
         for number, n in enumerate(in_flight):
             ledger = LLMUsageLedger()
-            client = SyncLLMClient(create_llm_client(spec, ledger=ledger, use_cache=False))
+            client = BlockingLLMClient(create_llm_client(spec, ledger=ledger, use_cache=False))
             source = LLMPhraseSource(
                 client, style="completion", prompt_id=f"bench-{n}", concurrency=n, ledger=ledger
             )

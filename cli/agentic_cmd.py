@@ -16,9 +16,9 @@ from sira_seek.agent.prompts import AgentPrompt
 from sira_seek.agent.tools import AgentTools
 from sira_seek.client import SiraSeek
 from sira_seek.corpus import ReadReport, read_qrels
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.factory import create_llm_client
 from sira_seek.llm.settings import LLMSettings
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.seek.questions import read_questions
 from sira_seek.seek.settings import resolve_prompt_style
 
@@ -141,7 +141,7 @@ def eval_agentic(
                 f"index {index!r} does not exist: run `sira-seek ingest` first"
             )
         tools = AgentTools(client, index, tau=tau, weight=weight)
-        llm = SyncLLMClient(
+        llm = BlockingLLMClient(
             create_llm_client(spec, settings=llm_settings, use_cache=False if no_cache else None)
         )
         loop = AgentLoop(llm, tools, AgentPrompt(resolve_prompt_style("auto", spec)), settings)

@@ -60,7 +60,7 @@ class AgentToolbox(Protocol):
 
 
 class ActionLLM(Protocol):
-    """A blocking ``generate`` (``SyncLLMClient`` over any ``LLMClient``)."""
+    """A blocking ``generate`` (``BlockingLLMClient`` over any ``LLMClient``)."""
 
     def generate(self, request: LLMRequest) -> LLMResponse: ...
 

@@ -5,6 +5,7 @@ Optional backends (llama.cpp, the packaged Gemma model) are imported only when u
 package imports without them.
 """
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.cache import CachingLLMClient, ResponseCache, cache_key
 from sira_seek.llm.client import LLMClient, generate_many_bounded
 from sira_seek.llm.errors import (
@@ -34,7 +35,6 @@ from sira_seek.llm.spec import (
     OpenAIBackendSpec,
     parse_backend_spec,
 )
-from sira_seek.llm.sync import SyncLLMClient
 
 __all__ = [
     "KEYWORDS_SCHEMA",
@@ -67,7 +67,7 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "ServerUnreachableError",
-    "SyncLLMClient",
+    "BlockingLLMClient",
     "TokenUsage",
     "cache_key",
     "create_backend",

@@ -1,6 +1,6 @@
 """The one interface every backend implements, and the batch helper they share.
 
-Async first: throughput comes from keeping many requests in flight. ``SyncLLMClient`` in
+Async first: throughput comes from keeping many requests in flight. ``BlockingLLMClient`` in
 ``sync.py`` derives the blocking API from this one.
 """
 

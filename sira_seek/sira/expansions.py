@@ -15,11 +15,11 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 from sira_seek.corpus import ReadReport
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.precomputed import PrecomputedKeywords
 from sira_seek.llm.response import LLMError, LLMResponse
 from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
-from sira_seek.llm.sync import SyncLLMClient
 
 from .keyword_parsing import clean_phrases, parse_enrichment
 from .prompts import enrichment_request
@@ -153,7 +153,7 @@ class LLMExpander:
         max_phrases: int = 10,
         concurrency: int = 16,
     ) -> None:
-        self.sync = SyncLLMClient(client)
+        self.blocking = BlockingLLMClient(client)
         self.chat = chat
         self.task = task
         self.max_phrases = max_phrases
@@ -186,7 +186,7 @@ class LLMExpander:
             )
             for q in queries
         ]
-        outcomes = self.sync.generate_many(requests, self.concurrency, on_done=on_progress)
+        outcomes = self.blocking.generate_many(requests, self.concurrency, on_done=on_progress)
         out: list[Expansion] = []
         for outcome in outcomes:
             call = call_record(outcome)
@@ -210,4 +210,4 @@ class LLMExpander:
         return out
 
     def close(self) -> None:
-        self.sync.close()
+        self.blocking.close()

@@ -12,10 +12,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.request import ChatMessage, LLMRequest
 from sira_seek.llm.response import LLMError
-from sira_seek.llm.sync import SyncLLMClient
 
 from .expansions import LLMCall, call_record, client_for_spec
 from .keyword_parsing import json_candidates
@@ -94,7 +94,7 @@ class LLMReranker:
     def __init__(
         self, client: LLMClient, *, chat: bool, top_n: int = 20, concurrency: int = 16
     ) -> None:
-        self.sync = SyncLLMClient(client)
+        self.blocking = BlockingLLMClient(client)
         self.chat = chat
         self.top_n = top_n
         self.concurrency = concurrency
@@ -113,7 +113,7 @@ class LLMReranker:
         requests = [
             rerank_request(question, *docs.get(h.id, ("", "")), chat=self.chat) for h in head
         ]
-        outcomes = self.sync.generate_many(requests, self.concurrency)
+        outcomes = self.blocking.generate_many(requests, self.concurrency)
         scores: dict[str, float | None] = {}
         calls: list[LLMCall] = []
         for hit, outcome in zip(head, outcomes, strict=True):
@@ -127,4 +127,4 @@ class LLMReranker:
         return ordered, calls, (time.perf_counter() - started) * 1000
 
     def close(self) -> None:
-        self.sync.close()
+        self.blocking.close()

@@ -13,11 +13,11 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 from sira_seek.llm.structured import parse_json_output
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sira.keyword_parsing import clean_phrases
 
 from .document_prompt import CorpusTask, PromptStyle, document_request, document_schema
@@ -211,7 +211,7 @@ class LLMPhraseSource:
 
     def __init__(
         self,
-        client: SyncLLMClient,
+        client: BlockingLLMClient,
         *,
         style: PromptStyle,
         prompt_id: str,

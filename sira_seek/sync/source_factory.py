@@ -55,9 +55,9 @@ def build_phrase_source(
             max_categories=settings.max_categories,
         )
     assert spec is not None  # exactly one of the two was given
+    from sira_seek.llm.blocking import BlockingLLMClient
     from sira_seek.llm.factory import create_llm_client
     from sira_seek.llm.settings import LLMSettings
-    from sira_seek.llm.sync import SyncLLMClient
 
     style: PromptStyle
     if prompt_style == "auto":
@@ -70,7 +70,7 @@ def build_phrase_source(
     capped = llm_settings.in_flight_cap(settings.llm_concurrency)
     if capped is not None:
         logger.warning(capped)
-    client = SyncLLMClient(
+    client = BlockingLLMClient(
         create_llm_client(spec, settings=llm_settings, ledger=ledger, use_cache=use_cache)
     )
     return LLMPhraseSource(

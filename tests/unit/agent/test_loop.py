@@ -1,7 +1,7 @@
 """The agentic search loop, driven by a scripted LLM double ABOVE the ``LLMClient`` protocol.
 
 ``ScriptedLLMDouble`` (tests/unit/llm/scripted_llm.py) answers each next-action request from a
-fixed script, through the real ``SyncLLMClient``; ``ScriptedToolbox`` is a double of the loop's
+fixed script, through the real ``BlockingLLMClient``; ``ScriptedToolbox`` is a double of the loop's
 own ``AgentToolbox`` protocol (Python objects, no REST) returning the real tool result models,
 and recording every call so the tests can see what the loop asked. One test runs the real
 ``AgentTools`` over the in-memory ``SearchBackend`` double for the category path.
@@ -41,9 +41,9 @@ from sira_seek.agent.tools import (  # noqa: E402
     SearchToolResult,
 )
 from sira_seek.client import SiraSeek  # noqa: E402
+from sira_seek.llm.blocking import BlockingLLMClient  # noqa: E402
 from sira_seek.llm.errors import MalformedOutputError, ServerUnreachableError  # noqa: E402
 from sira_seek.llm.request import LLMRequest  # noqa: E402
-from sira_seek.llm.sync import SyncLLMClient  # noqa: E402
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 
@@ -110,7 +110,7 @@ def _loop(
 ) -> tuple[AgentLoop, ScriptedLLMDouble]:
     llm = ScriptedLLMDouble(sequence=script)
     loop = AgentLoop(
-        SyncLLMClient(llm), tools, AgentPrompt("fewshot"), AgentLoopSettings(**settings)
+        BlockingLLMClient(llm), tools, AgentPrompt("fewshot"), AgentLoopSettings(**settings)
     )
     return loop, llm
 

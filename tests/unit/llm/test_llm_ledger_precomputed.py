@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from scripted_llm import ScriptedLLMDouble
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.cache import CachingLLMClient, ResponseCache
 from sira_seek.llm.errors import ServerUnreachableError
 from sira_seek.llm.factory import create_llm_client
@@ -14,7 +15,6 @@ from sira_seek.llm.prompts import KEYWORDS_SCHEMA, keyword_prompt, keyword_reque
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 from sira_seek.llm.settings import LLMSettings
-from sira_seek.llm.sync import SyncLLMClient
 
 
 def test_ledger_summarises_calls_hits_and_errors(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_keyword_prompt_is_few_shot_and_bounded() -> None:
 
 
 def test_sync_wrapper_works_inside_and_outside_an_event_loop() -> None:
-    with SyncLLMClient(ScriptedLLMDouble(default="hi")) as client:
+    with BlockingLLMClient(ScriptedLLMDouble(default="hi")) as client:
         assert client.generate(LLMRequest(prompt="q")).text == "hi"
         assert client.model_name() == "scripted-model"
 

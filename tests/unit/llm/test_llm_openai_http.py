@@ -252,10 +252,10 @@ def test_tokens_spent_on_malformed_retries_are_counted() -> None:
 
 
 def test_sync_wrapper_over_the_http_backend_reuses_its_connections() -> None:
-    from sira_seek.llm.sync import SyncLLMClient
+    from sira_seek.llm.blocking import BlockingLLMClient
 
     with StubOpenAIServer(default=StubReply(text="yes")) as stub:
-        with SyncLLMClient(_client(stub.base_url)) as client:
+        with BlockingLLMClient(_client(stub.base_url)) as client:
             assert client.generate(LLMRequest(prompt="a")).text == "yes"
             results = client.generate_many([LLMRequest(prompt=str(i)) for i in range(5)])
             assert all(isinstance(r, LLMResponse) for r in results)

@@ -19,10 +19,10 @@ from scripted_llm import ScriptedLLMDouble  # noqa: E402
 
 from sira_seek.corpus import Query  # noqa: E402
 from sira_seek.evaluation.recorded import recorded_run  # noqa: E402
+from sira_seek.llm.blocking import BlockingLLMClient  # noqa: E402
 from sira_seek.llm.errors import ServerUnreachableError  # noqa: E402
 from sira_seek.llm.request import LLMRequest  # noqa: E402
 from sira_seek.llm.response import LLMError, LLMResponse  # noqa: E402
-from sira_seek.llm.sync import SyncLLMClient  # noqa: E402
 from sira_seek.sira.expansions import LLMExpander, QueryInput  # noqa: E402
 from sira_seek.sira.retriever import SiraRetriever  # noqa: E402
 
@@ -36,7 +36,7 @@ def test_generate_many_reports_each_request_as_it_finishes_in_input_order() -> N
         by_prompt={"p3": ServerUnreachableError("connection refused")}, default="ok"
     )
     seen_at_callback: list[int] = []
-    sync = SyncLLMClient(llm)
+    sync = BlockingLLMClient(llm)
     try:
         outcomes = sync.generate_many(
             [LLMRequest(prompt=f"p{i}", lookup_key=f"p{i}") for i in range(6)],
@@ -56,7 +56,7 @@ def test_generate_many_reports_each_request_as_it_finishes_in_input_order() -> N
 
 def test_generate_many_without_callback_is_one_batch() -> None:
     llm = ScriptedLLMDouble(default="ok")
-    with SyncLLMClient(llm) as sync:
+    with BlockingLLMClient(llm) as sync:
         outcomes = sync.generate_many([LLMRequest(prompt=f"p{i}") for i in range(3)], 2)
     assert [o.text for o in outcomes if isinstance(o, LLMResponse)] == ["ok"] * 3
 

@@ -17,9 +17,9 @@ from in_memory_backend import InMemoryBackend
 from scripted_llm import ScriptedLLMDouble
 from sync_doubles import layout_properties
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
 from sira_seek.llm.openai_http import openai_request_body
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync.batch_output import BatchOutputError, BatchOutputPhraseSource
 from sira_seek.sync.batch_requests import BatchRequestKey, export_requests
 from sira_seek.sync.phrase_sources import LLMPhraseSource
@@ -134,7 +134,7 @@ def test_request_body_is_exactly_what_a_live_run_sends(
     exported = _export(memory_index, tmp_path / "req.jsonl", settings, categories=True)
     double = ScriptedLLMDouble(default=json.dumps({"keywords": ["x"]}))
     live = LLMPhraseSource(
-        SyncLLMClient(MeteredLLMClient(double, LLMUsageLedger())),
+        BlockingLLMClient(MeteredLLMClient(double, LLMUsageLedger())),
         style="chat",
         prompt_id="unused",
         max_phrases=settings.max_phrases,

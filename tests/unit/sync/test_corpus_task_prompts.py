@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from scripted_llm import ScriptedLLMDouble
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync.document_prompt import (
     CORPUS_TASKS,
     chat_messages,
@@ -71,7 +71,7 @@ def test_the_task_reaches_every_request_of_a_sync_source() -> None:
     double = ScriptedLLMDouble(default='{"keywords": ["heart attack prevention"]}')
     ledger = LLMUsageLedger()
     source = LLMPhraseSource(
-        SyncLLMClient(MeteredLLMClient(double, ledger)),
+        BlockingLLMClient(MeteredLLMClient(double, ledger)),
         style="completion",
         prompt_id=prompt_id("completion", task="duplicate"),
         task="duplicate",

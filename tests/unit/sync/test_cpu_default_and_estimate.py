@@ -19,9 +19,9 @@ from scripted_llm import ScriptedLLMDouble
 from sync_doubles import layout_properties
 
 from sira_seek.llm import vllm_server
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
 from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync.cpu_default import (
     LLAMACPP_SPEC,
     VLLM_CPU_CONCURRENCY,
@@ -39,7 +39,7 @@ def _estimate(tmp_path: Path, *, concurrency: int, sample: int):
     ledger = LLMUsageLedger()
     double = ScriptedLLMDouble(default=json.dumps({"keywords": ["a b"]}), delay_s=LATENCY_S)
     source = LLMPhraseSource(
-        SyncLLMClient(MeteredLLMClient(double, ledger)),
+        BlockingLLMClient(MeteredLLMClient(double, ledger)),
         style="chat",
         prompt_id="sira-doc-v1-chat",
         ledger=ledger,

@@ -12,9 +12,9 @@ from in_memory_backend import InMemoryBackend
 from scripted_llm import ScriptedLLMDouble
 from sync_doubles import layout_properties
 
+from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.errors import ServerUnreachableError
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
-from sira_seek.llm.sync import SyncLLMClient
 from sira_seek.sync.estimate import estimate_run
 from sira_seek.sync.phrase_sources import LLMPhraseSource, LLMUnavailableError
 from sira_seek.sync.runner import SyncRunner
@@ -24,7 +24,7 @@ from sira_seek.sync.work_items import WorkItem
 
 def _source(double: ScriptedLLMDouble, **kw) -> LLMPhraseSource:
     ledger = LLMUsageLedger()
-    client = SyncLLMClient(MeteredLLMClient(double, ledger))
+    client = BlockingLLMClient(MeteredLLMClient(double, ledger))
     return LLMPhraseSource(client, style="chat", prompt_id="sira-doc-v1-chat", ledger=ledger, **kw)
 
 

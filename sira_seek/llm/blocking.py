@@ -1,4 +1,4 @@
-"""Blocking wrapper over any async ``LLMClient``, for scripts, notebooks and sync call sites.
+"""Blocking wrapper over any async ``LLMClient``, for scripts, notebooks and synchronous call sites.
 
 The async client keeps its own event loop on a private thread, so connection pools survive
 between calls and the wrapper also works when the caller is already inside an event loop.
@@ -22,7 +22,7 @@ DEFAULT_PROGRESS_CONCURRENCY = 16
 """Requests in flight when progress is asked for and no concurrency is given (as LLMExpander)."""
 
 
-class SyncLLMClient:
+class BlockingLLMClient:
     """``generate`` / ``generate_many`` as plain blocking calls."""
 
     def __init__(self, client: LLMClient) -> None:
@@ -93,7 +93,7 @@ class SyncLLMClient:
             self._thread.join(timeout=10)
             self._loop.close()
 
-    def __enter__(self) -> SyncLLMClient:
+    def __enter__(self) -> BlockingLLMClient:
         return self
 
     def __exit__(
