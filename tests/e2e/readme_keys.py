@@ -1,5 +1,6 @@
-"""The JSON keys the README's "Scripting" table documents, read from the README itself, so the
-documentation and the commands cannot drift apart unnoticed.
+"""The JSON keys the docs' "JSON output" page documents (docs/reference/json-output.md, its
+"Keys per command" table), read from that page itself, so the documentation and the commands
+cannot drift apart unnoticed.
 
 A table cell is read as a small grammar: a backticked name is a key; ``[{...}]`` or ``{...}``
 right after a key lists the keys of its items (or of its object); ``...`` means "and more"
@@ -13,16 +14,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from docs_pages import page
 from pydantic import BaseModel
 
 from sira_seek.evaluation.retrieval import DEFAULT_MEASURES
 from sira_seek.seek.results import SeekResult
 from sira_seek.sync.run_report import RunReport
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+JSON_PAGE = "reference/json-output.md"
+"""The docs page (under docs/) that documents every command's JSON keys."""
 
 MODELS: dict[str, type[BaseModel]] = {"SeekResult": SeekResult, "RunReport": RunReport}
 """Models the table names for "every field of it"."""
@@ -46,7 +48,7 @@ def parse_cell(text: str) -> KeySpec:
         text = text[1:-1]  # a JSON-like literal: {"engine", ..., "nodes": [{...}], ...}
     tokens = list(_TOKEN.finditer(text))
     spec, rest = _parse(tokens, 0)
-    assert rest == len(tokens), f"unbalanced braces in README cell: {text}"
+    assert rest == len(tokens), f"unbalanced braces in docs table cell: {text}"
     return spec
 
 
@@ -78,8 +80,8 @@ def _parse(tokens: list[re.Match[str]], i: int) -> tuple[KeySpec, int]:
 
 @cache
 def scripting_table() -> dict[str, str]:
-    """``command -> JSON keys cell`` of the README's Scripting table."""
-    text = README.read_text(encoding="utf-8")
+    """``command -> JSON keys cell`` of the docs' "Keys per command" table."""
+    text = page(JSON_PAGE)
     start = text.index("| command | JSON keys |")
     rows: dict[str, str] = {}
     for line in text[start:].splitlines()[2:]:
@@ -102,16 +104,16 @@ def documented(command: str) -> KeySpec:
             subcommands[f"sira-sync {label.strip().strip('`')}"] = cell
         return parse_cell(subcommands[command])
     if command.startswith("node "):
-        # "see above": the node entry is spelled out where `node status` is described.
-        text = README.read_text(encoding="utf-8")
+        # The node entry is spelled out in the page's "Local nodes" section.
+        text = page(JSON_PAGE)
         found = re.search(r"`node status` take `--json`: `(\{.*?\})`", text, re.DOTALL)
-        assert found, "the README no longer spells out the node JSON entry"
+        assert found, f"docs/{JSON_PAGE} no longer spells out the node JSON entry"
         return parse_cell(found.group(1))
     return parse_cell(table[command])
 
 
 def check_keys(value: Any, spec: KeySpec, where: str, *, nonempty: set[str]) -> None:
-    """``value`` has every documented key, and no other unless the README says "...";
+    """``value`` has every documented key, and no other unless the docs say "...";
     documented nested objects are checked too (lists named in ``nonempty`` must have items)."""
     assert isinstance(value, dict), f"{where} is {type(value).__name__}, not an object"
     actual = set(value)

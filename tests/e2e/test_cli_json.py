@@ -1,6 +1,6 @@
 """Every command's ``--json`` as a script meets it: the installed CLIs on real nodes print one
-valid JSON document (no NaN) whose keys are exactly the ones the README's Scripting table
-documents, read from the README itself (tests/e2e/readme_keys.py).
+valid JSON document (no NaN) whose keys are exactly the ones the docs' JSON output page
+documents, read from docs/reference/json-output.md itself (tests/e2e/readme_keys.py).
 
 ``ask`` and ``eval qa`` talk to the scripted OpenAI-compatible stub server (a real HTTP server
 on 127.0.0.1), so they run without a model; everything else needs no LLM.
@@ -122,7 +122,7 @@ def _no_nan(constant: str) -> Any:
 
 @dataclass
 class Case:
-    command: str  # the README table's name for it
+    command: str  # the docs table's name for it
     run: Callable[[World], subprocess.CompletedProcess[str]]
     nonempty: frozenset[str] = frozenset()
     check: Callable[[Any], Any] | None = None  # values that show the command really ran

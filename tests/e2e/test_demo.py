@@ -1,4 +1,4 @@
-"""The README's main job (`sira-seek demo`), minus the slow live CPU-model pass."""
+"""The main job of README.md (`sira-seek demo`), minus the slow live CPU-model pass."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_demo_prints_bm25_and_sira_side_by_side(
         )
         assert res.returncode == 0, res.stderr[-2000:]
         summary = json.loads(res.stdout)
-        # exactly the keys the README's Scripting table lists for `demo`
+        # exactly the keys the docs' JSON output table lists for `demo`
         check_keys(summary, documented("demo"), "demo", nonempty={"runs"})
         rows = {run["name"]: run for run in summary["runs"]}
         assert set(rows) == {"bm25", "sira (strong-LLM expansions)"} and summary["seek"] == []

@@ -2,8 +2,9 @@
 llama.cpp) drives the agent over wikimh on a real OpenSearch node, for 3 HotpotQA questions.
 
 Quality is not asserted (a 270M base model only proves the loop); what is: the JSON keys are
-the README's, the budget and step cap hold, every page read is a real document of the index,
-and Recall@B is what the trace's pages give against the qrels, recomputed here independently.
+the documented ones (docs/reference/json-output.md), the budget and step cap hold, every page
+read is a real document of the index, and Recall@B is what the trace's pages give against the
+qrels, recomputed here independently.
 A missing model is a failure, not a skip.
 """
 

@@ -1,9 +1,10 @@
-"""The README's Python example, taken from README.md and run as a user would, on both engines.
+"""The docs' Python example, taken from docs/tutorials/python.md and run as a user would, on
+both engines.
 
-The code block under "## Python" runs in a fresh interpreter with ``SIRA_SEEK_URL`` pointing at
-the session's node; what it prints must show both methods working: the ingest count, BM25 and
-SIRA hits, the DF decisions, the Dev Tools request line and the metrics. If the README drifts
-from the API, this fails.
+The first code block under "A first example" runs in a fresh interpreter with
+``SIRA_SEEK_URL`` pointing at the session's node; what it prints must show both methods
+working: the ingest count, BM25 and SIRA hits, the DF decisions, the Dev Tools request line
+and the metrics. If the docs drift from the API, this fails.
 """
 
 from __future__ import annotations
@@ -12,23 +13,21 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from docs_pages import section
 
 from sira_seek.backend import SearchBackend
 
 pytestmark = pytest.mark.e2e
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PYTHON_PAGE, EXAMPLE = "tutorials/python.md", "A first example"
 
 
 def readme_python_example() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Python\n", 1)
-    assert len(section) == 2, "README.md has no '## Python' section"
-    found = re.search(r"```python\n(.*?)```", section[1], re.S)
-    assert found, "the '## Python' section has no python code block"
+    text = section(PYTHON_PAGE, EXAMPLE)
+    found = re.search(r"```python\n(.*?)```", text, re.S)
+    assert found, f"docs/{PYTHON_PAGE} '{EXAMPLE}' has no python code block"
     return found.group(1)
 
 

@@ -95,7 +95,7 @@ def test_llm_server_dies_mid_run(fault_scenario: FaultScenario) -> None:
     assert "Traceback" not in err, err[-1500:]
     # An unreachable LLM stops the run (LLMUnavailableError: resumable later) with exit 1 and
     # one line naming the server; it must not carry on marking every document as failed and
-    # exit 0, nor exit 3, which README reserves for writes the cluster refused.
+    # exit 0, nor exit 3, which the docs (exit codes) reserve for writes the cluster refused.
     assert proc.returncode == 1, (out[-800:], err[-1500:])
     assert "the LLM cannot answer (unreachable)" in err, err[-1500:]
     assert stub.base_url.split("/v1")[0] in err, err[-1500:]

@@ -36,7 +36,7 @@ OBEDIENT = [
     {"title": "pwned", "sira_sync": {"status": "enriched"}},
     {"keywords": CASINO + ["x" * 5000], "admin": True},
 ]
-MAX_PHRASES = 10  # README: "at most 10 phrases" per document
+MAX_PHRASES = 10  # docs/tutorials/sira-sync.md: "at most 10 phrases" per document
 
 
 class ObedientLLM(StubOpenAIServer):

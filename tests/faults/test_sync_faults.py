@@ -86,7 +86,7 @@ def test_flood_stage_block_then_resume(fault_scenario: FaultScenario) -> None:
         blocked = run_sync(fault_scenario.sync_cmd(jsonl))
     finally:
         backend.request("PUT", settings, body={"index.blocks.read_only_allow_delete": None})
-    # README ("Faults, bad input"): a flood-stage block makes the run exit 3, naming the
+    # docs/testing.md ("Faults"): a flood-stage block makes the run exit 3, naming the
     # refused writes; not 1 (a crash or usage error) and not 0 (silently incomplete)
     assert blocked.returncode == 3, blocked.stderr[-1500:]
     assert "write refused:" in blocked.stderr, blocked.stderr[-1500:]

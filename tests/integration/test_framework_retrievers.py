@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_pages import section
 
 from sira_seek.backend import SearchBackend
 from sira_seek.client import SiraSeek
@@ -399,9 +400,9 @@ def test_a_missing_framework_names_its_extra(module: str, framework: str, extra:
     assert f"pip install 'sira-seek[{extra}]'" in done.stdout
 
 
-# -- the README's examples --------------------------------------------------------------------
-README = Path(__file__).resolve().parents[2] / "README.md"
-README_GOLD = {  # the judged paragraphs of the README examples' two questions
+# -- the docs' examples (docs/tutorials/frameworks.md) -----------------------------------------
+FRAMEWORKS_PAGE = "tutorials/frameworks.md"
+README_GOLD = {  # the judged paragraphs of the docs examples' two questions
     "langchain": {"hp00010", "hp00015"},
     "llamaindex": {"hp00010", "hp00015"},
     "haystack": {"hp00005", "hp00009"},
@@ -409,10 +410,9 @@ README_GOLD = {  # the judged paragraphs of the README examples' two questions
 
 
 def readme_examples() -> dict[str, str]:
-    """The python blocks of '## Framework retrievers', keyed by the framework they import."""
-    section = README.read_text(encoding="utf-8").split("\n## Framework retrievers\n", 1)
-    assert len(section) == 2, "README.md has no '## Framework retrievers' section"
-    body = section[1].split("\n## ", 1)[0]
+    """The python blocks of the docs' 'Framework retrievers' page, keyed by the framework they
+    import."""
+    body = section(FRAMEWORKS_PAGE, "Framework retrievers")
     blocks = re.findall(r"```python\n(.*?)```", body, re.S)
     found = {}
     for block in blocks:
@@ -426,7 +426,7 @@ def readme_examples() -> dict[str, str]:
 def test_the_readme_example_runs(
     framework: str, url: str, index: str, shared_data: Path, backend: SearchBackend
 ) -> None:
-    """Each example, as printed in the README, runs on the session's wikimh index (its name
+    """Each example, as printed in the docs, runs on the session's wikimh index (its name
     and the data folder substituted) and prints ranked hits that include a judged paragraph."""
     code = readme_examples()[framework]
     assert 'index="wikimh"' in code

@@ -1,4 +1,5 @@
-"""Every option of both commands reads the environment variable the README documents.
+"""Every option of both commands reads the environment variable the docs document
+(docs/reference/configuration.md, "Command-line options").
 
 Walks the real command trees (click introspection), so a new option cannot ship without
 one, and checks the variable actually feeds the option, not just that a name is set.
@@ -21,7 +22,7 @@ OPTIONS = [
 
 
 def _documented(prefix: str, path: tuple[str, ...], option: click.Option) -> str:
-    """The README's rule, written out again independently of cli/envvars.py."""
+    """The documented rule, written out again independently of cli/envvars.py."""
     flag = long_flag(option).upper().replace("-", "_")
     if long_flag(option) in SHARED_FLAGS and (path, long_flag(option)) != (("demo",), "index"):
         return f"SIRA_SEEK_{flag}"
