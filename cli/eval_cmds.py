@@ -3,38 +3,27 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import click
-from ir_measures import Measure
 
-from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
-from sira_seek.evaluation.coverage import (
-    COVERAGE_CUTOFFS,
-    answer_coverage,
-    coverage_key,
-    fetch_ranked_passages,
+from sira_seek.corpus import ReadReport
+from sira_seek.evaluation.retrieval import parse_measures
+from sira_seek.sira.evaluation import evaluate_enrichment
+from sira_seek.workflows.evaluate import (
+    RetrievalEvaluationRequest,
+    evaluate_retrieval,
+    finite_metrics,
+    read_inputs,
 )
-from sira_seek.evaluation.recorded import recorded_run
-from sira_seek.evaluation.retrieval import (
-    DEFAULT_MEASURES,
-    Run,
-    bm25_run,
-    evaluate_run,
-    parse_measures,
-)
-from sira_seek.evaluation.run_record import RunRecord
-from sira_seek.evaluation.trec_run import write_trec_run
-from sira_seek.seek.questions import read_questions
-from sira_seek.sira.evaluation import evaluate_enrichment, sira_run
+from sira_seek.workflows.sira_setup import choose_expander, sira_settings
 
-from .exit_codes import BadInput
 from .options import (
+    LazyBackend,
     backend_from_options,
     cluster_options,
-    echo_skipped,
+    echo_lines,
     friendly_errors,
     json_option,
     no_progress_option,
@@ -42,59 +31,23 @@ from .options import (
     strict_option,
 )
 from .progress import progress_bar
-from .search_cmd import build_expander, sira_options, sira_settings
+from .search_cmd import sira_options
 
 
-def _measures_option(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> dict[str, Measure]:
-    """Parse --measures at the command line, so a typo fails before any query is sent."""
-    if value is None:
-        return dict(DEFAULT_MEASURES)
-    try:
-        return parse_measures(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+def _measures_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check --measures as the command line is parsed, so a typo is a usage error naming the
+    flag; the workflow reads the same string."""
+    if value is not None:
+        try:
+            parse_measures(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
 
 
 @click.group("eval")
 def eval_group() -> None:
     """Evaluate retrieval or answers."""
-
-
-def read_evaluation_inputs(
-    queries: Path, qrels: Path, *, strict: bool
-) -> tuple[list[Query], dict[str, dict[str, int]]]:
-    """Queries and judgements, or a clear stop before any query is sent.
-
-    Both files are read whole first, so one error names every bad line of both. Strict: any
-    bad line stops the command (exit 2). Lenient: bad lines are listed on stderr and skipped.
-    Either way, nothing left to evaluate (no query, no judgement, or no query with a
-    judgement) is exit 2: a mean over nothing would print NaN, which is not even JSON.
-    """
-    skipped = ReadReport()
-    found = read_queries(queries, skipped, strict=False)
-    judgements = read_qrels(qrels, skipped, strict=False)
-    if strict and skipped.bad:
-        error = BadInputLineError(skipped.bad)
-        raise BadInput(f"{error}\nnothing was evaluated; --no-strict skips bad lines") from error
-    echo_skipped(skipped)
-    if not found:
-        raise BadInput(f"{queries}: no usable query (a JSON object with `_id` and `text`)")
-    if not judgements:
-        raise BadInput(f"{qrels}: no usable judgement (query-id corpus-id score)")
-    if not any(q.id in judgements for q in found):
-        raise BadInput(f"none of the {len(found)} queries in {queries} has a judgement in {qrels}")
-    return found, judgements
-
-
-def finite_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    """``metrics`` unchanged, or exit 2 when a value is NaN or infinite: --json must stay
-    valid JSON, and a NaN mean only ever comes from scoring nothing."""
-    broken = [k for k, v in metrics.items() if isinstance(v, float) and not math.isfinite(v)]
-    if broken:
-        raise BadInput(f"no score for {', '.join(broken)}: nothing in the inputs could be scored")
-    return metrics
 
 
 @eval_group.command("retrieval")
@@ -122,7 +75,7 @@ def finite_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
 )
 @click.option(
     "--measures",
-    "measure_map",
+    "measure_spec",
     default=None,
     callback=_measures_option,
     help='ir_measures measure strings, e.g. "nDCG@10,R@100,P@5,AP" (JSON keys are their '
@@ -158,7 +111,7 @@ def eval_retrieval(
     save_run: Path | None,
     run_name: str | None,
     run_file: Path | None,
-    measure_map: dict[str, Measure],
+    measure_spec: str | None,
     qa_path: Path | None,
     log_queries: bool,
     log_prefix: str,
@@ -168,118 +121,49 @@ def eval_retrieval(
 
     `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC.
     """
-    if method == "bm25" and (llm_spec or expansions):
-        raise click.UsageError("--llm / --expansions apply to --method sira only")
-    settings = sira_settings(tau, weight, task)
-    all_queries, judgements = read_evaluation_inputs(queries, qrels, strict=strict)
-    answers = _read_answers(qa_path, strict=strict)
-    expander = (
-        build_expander(llm_spec, expansions, settings.task, strict=strict)
-        if method == "sira"
-        else None
+    request = RetrievalEvaluationRequest.build(
+        index=index,
+        queries=queries,
+        qrels=qrels,
+        method=method,
+        expansions=expansions,
+        llm=llm_spec,
+        tau=tau,
+        weight=weight,
+        task=task,
+        measures=measure_spec,
+        answers=qa_path,
+        strict=strict,
+        name=run_name,
+        save_run=save_run,
+        run_file=run_file,
+        log_prefix=log_prefix if log_queries else None,
     )
-    if method == "sira" and expander is None:
-        raise click.UsageError("--method sira needs --expansions FILE or --llm SPEC")
-    judged = [q for q in all_queries if q.id in judgements]
-    if answers is not None and not any(answers.get(q.id) for q in judged):
-        raise BadInput(f"{qa_path}: no evaluated query has a gold answer here (ids must match)")
-    bar: Any = None
-    try:
-        backend = backend_from_options(kw)
-        if not backend.index_exists(index):
-            raise click.ClickException(
-                f"index {index!r} does not exist: run `sira-seek ingest` first"
-            )
+    bars: list[Any] = []
+
+    def start(total: int, one_by_one: bool) -> None:
         # A bar where queries go one by one (SIRA's LLM calls, a recorded run); the batched
         # BM25 run takes a few requests in all.
-        bar = progress_bar(
-            desc=run_name or method,
-            total=len(judged),
-            unit="query",
-            enabled=show_progress(no_progress=no_progress, as_json=as_json)
-            and (method == "sira" or save_run is not None or log_queries),
+        enabled = show_progress(no_progress=no_progress, as_json=as_json) and one_by_one
+        bars.append(progress_bar(desc=request.run_name, total=total, unit="query", enabled=enabled))
+
+    try:
+        result = evaluate_retrieval(
+            LazyBackend(kw),
+            request,
+            on_start=start,
+            on_progress=lambda n: bars[0].update(n),
+            on_skipped=echo_lines,
         )
-        run: Run
-        record: RunRecord | None = None
-        if save_run is not None or log_queries:
-            record = recorded_run(
-                backend,
-                index,
-                all_queries,
-                judgements,
-                method=method,
-                expander=expander,
-                settings=settings,
-                name=run_name or method,
-                log_prefix=log_prefix if log_queries else None,
-                measures=measure_map,
-                on_progress=bar.update,
-            )
-            bar.close()
-            metrics: dict[str, Any] = {**record.metrics, "queries": len(record.per_query)}
-            run = record.ranking
-        else:
-            if expander is not None:
-                run = sira_run(
-                    backend,
-                    index,
-                    judged,
-                    expander=expander,
-                    settings=settings,
-                    on_progress=bar.update,
-                )
-                bar.close()
-            else:
-                run = bm25_run(backend, index, judged)
-            metrics = {**evaluate_run(run, judgements, measure_map), "queries": len(judged)}
-        coverage = _coverage(backend, index, run, answers)
-        metrics.update(coverage)
-        if record is not None and save_run is not None:
-            record.metrics.update({k: v for k, v in coverage.items() if v is not None})
-            record.save(save_run)
-        if run_file is not None:
-            try:
-                write_trec_run(run, run_file, tag=run_name or method)
-            except ValueError as exc:
-                raise BadInput(str(exc)) from None
     finally:
-        if bar is not None:
+        for bar in bars:
             bar.close()
-        if expander is not None:
-            expander.close()
-    metrics = finite_metrics(metrics)
     if as_json:
-        click.echo(json.dumps(metrics, allow_nan=False))
+        click.echo(json.dumps(result.metrics, allow_nan=False))
     else:
-        for name, value in metrics.items():
+        for name, value in result.metrics.items():
             if value is not None:
                 click.echo(f"{name:12s} {value}")
-
-
-def _read_answers(qa_path: Path | None, *, strict: bool) -> dict[str, list[str]] | None:
-    """qid -> gold answers from ``--qa``, read (and refused) before any query is sent."""
-    if qa_path is None:
-        return None
-    skipped = ReadReport()
-    questions = read_questions(qa_path, strict=strict, report=skipped)
-    echo_skipped(skipped)
-    if not questions:
-        raise BadInput(f"{qa_path}: no usable question (a JSON object with `question`)")
-    return {q.id: list(q.golden_answers) for q in questions}
-
-
-def _coverage(
-    backend: Any, index: str, run: Run, answers: dict[str, list[str]] | None
-) -> dict[str, float | None]:
-    """``coverage@5``/``coverage@10`` of the run's rankings (null without ``--qa``: JSON keys
-    never depend on flags); exit 2 when no evaluated query has a gold answer in the file."""
-    if answers is None:
-        return {coverage_key(k): None for k in COVERAGE_CUTOFFS}
-    ranked = {qid: list(hits) for qid, hits in run.items() if qid in answers}
-    if not any(answers[qid] for qid in ranked):
-        raise BadInput("no evaluated query has a gold answer in the --qa file (ids must match)")
-    found = answer_coverage(fetch_ranked_passages(backend, index, ranked), answers)
-    return dict(found.as_metrics())
 
 
 @eval_group.command("enrichment")
@@ -309,9 +193,22 @@ def eval_enrichment(
     "before" searches only the source text; "after" adds the enrichment fields. Give
     --expansions or --llm for the SIRA rows (BM25 rows alone otherwise).
     """
-    settings = sira_settings(tau, weight, task)
-    found, judgements = read_evaluation_inputs(queries, qrels, strict=strict)
-    expander = build_expander(llm_spec, expansions, settings.task, strict=strict)
+    request = RetrievalEvaluationRequest.build(
+        index=index, queries=queries, qrels=qrels, tau=tau, weight=weight, task=task,
+        strict=strict,
+    )  # fmt: skip
+    report = ReadReport()
+    found, judgements, _ = read_inputs(request, report)
+    settings = sira_settings(tau=tau, weight=weight, task=task)
+    expander = choose_expander(
+        "sira" if (llm_spec or expansions) else "bm25",
+        expansions=expansions,
+        llm=llm_spec,
+        task=settings.task,
+        strict=strict,
+        report=report,
+    )
+    echo_lines([str(bad) for bad in report.bad])
     try:
         backend = backend_from_options(kw)
         rows = evaluate_enrichment(

@@ -9,10 +9,10 @@ from typing import Any
 import click
 
 from sira_seek.sira.hit_explanation import explain_hit
-from sira_seek.sira.retriever import SiraRetriever
+from sira_seek.workflows.search import SearchRequest, search
 
-from .options import backend_from_options, cluster_options, friendly_errors, json_option
-from .search_cmd import build_expander, sira_options, sira_settings
+from .options import LazyBackend, cluster_options, friendly_errors, json_option
+from .search_cmd import sira_options
 
 
 def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
@@ -48,14 +48,22 @@ def explain(
     **kw: Any,
 ) -> None:
     """Show how HIT_ID scored under the SIRA query for --query: clause by clause."""
-    settings = sira_settings(tau, weight, task)
-    expander = build_expander(llm_spec, expansions, settings.task)
-    backend = backend_from_options(kw)
-    retriever = SiraRetriever(backend, index, settings=settings, expander=expander)
-    try:
-        result = retriever.search(text, query_id=query_id)
-    finally:
-        retriever.close()
+    if llm_spec and expansions:
+        raise click.UsageError("give either --llm or --expansions, not both")
+    request = SearchRequest.build(
+        query=text,
+        index=index,
+        method="sira" if (llm_spec or expansions) else "bm25",
+        expansions=expansions,
+        llm=llm_spec,
+        tau=tau,
+        weight=weight,
+        task=task,
+        query_id=query_id,
+    )
+    connect = LazyBackend(kw)
+    result = search(connect, request)
+    backend = connect()
     info = explain_hit(backend, index, result.body["query"], hit_id)
     if as_json:
         click.echo(json.dumps({**info.model_dump(), "query": result.body}, indent=2))

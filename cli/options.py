@@ -24,6 +24,13 @@ from sira_seek.sira.index_profile import SiraIndexError
 from sira_seek.sira.term_vectors import TermStatisticsError
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.phrase_sources import LLMUnavailableError
+from sira_seek.workflows.errors import (
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    Unavailable,
+    WorkflowError,
+)
 
 from .exit_codes import BadInput, EngineFailure, ExitCode
 
@@ -77,6 +84,20 @@ def backend_from_options(kwargs: dict[str, Any]) -> SearchBackend:
     return connect(settings)
 
 
+class LazyBackend:
+    """Connects on first call, once: a workflow calls it only after the input was checked,
+    so a bad flag is refused without reaching for a cluster."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self._options = options
+        self._backend: SearchBackend | None = None
+
+    def __call__(self) -> SearchBackend:
+        if self._backend is None:
+            self._backend = backend_from_options(self._options)
+        return self._backend
+
+
 _ENGINE_ERRORS: tuple[type[BaseException], ...] = (
     SiraSeekEngineError,
     LLMCallError,
@@ -102,7 +123,11 @@ are ValueErrors too."""
 
 def exit_code_for(exc: BaseException) -> ExitCode | None:
     """Where ``exc`` goes in the exit-code table; ``None`` for an unknown failure (a bug,
-    left as a traceback)."""
+    left as a traceback). The workflows' error kinds map first, as in every front end."""
+    if isinstance(exc, InvalidInput | NotAllowed):
+        return ExitCode.BAD_INPUT
+    if isinstance(exc, NotFound | Unavailable):
+        return ExitCode.ENGINE_ERROR
     if isinstance(exc, _ENGINE_ERRORS):
         return ExitCode.ENGINE_ERROR
     if isinstance(exc, _BAD_INPUT_ERRORS):
@@ -129,7 +154,7 @@ def friendly_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (*_ENGINE_ERRORS, *_BAD_INPUT_ERRORS) as exc:
+        except (WorkflowError, *_ENGINE_ERRORS, *_BAD_INPUT_ERRORS) as exc:
             if debug_requested():
                 raise
             raise as_click_error(exc) from None
@@ -173,10 +198,15 @@ def strict_option(func: F) -> F:
 
 def echo_skipped(report: ReadReport, *, limit: int = 50) -> None:
     """List the lines a lenient read skipped, on stderr (stdout stays the result)."""
-    for bad in report.bad[:limit]:
-        click.echo(f"skipped {bad}", err=True)
-    if len(report.bad) > limit:
-        click.echo(f"... and {len(report.bad) - limit} more bad lines skipped", err=True)
+    echo_lines([str(bad) for bad in report.bad], limit=limit)
+
+
+def echo_lines(bad: list[str] | tuple[str, ...], *, limit: int = 50) -> None:
+    """``echo_skipped`` for lines a workflow reports as text."""
+    for line in bad[:limit]:
+        click.echo(f"skipped {line}", err=True)
+    if len(bad) > limit:
+        click.echo(f"... and {len(bad) - limit} more bad lines skipped", err=True)
 
 
 class AliasedChoice(click.Choice):  # type: ignore[type-arg]

@@ -11,16 +11,14 @@ import click
 from sira_seek.corpus import ReadReport
 from sira_seek.inspection.from_results import record_from_sira
 from sira_seek.inspection.query_log import QueryLogger
-from sira_seek.llm.errors import LLMCallError
-from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
-from sira_seek.sira.rerank import LLMReranker
 from sira_seek.sira.results import SiraResult
-from sira_seek.sira.retriever import SiraRetriever
-from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT, SiraSettings
-from sira_seek.sira.term_vectors import TermStatisticsError
+from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT
+from sira_seek.workflows.search import SearchRequest
+from sira_seek.workflows.search import search as run_search
+from sira_seek.workflows.sira_setup import sira_settings
 
 from .options import (
-    backend_from_options,
+    LazyBackend,
     cluster_options,
     echo_skipped,
     friendly_errors,
@@ -67,49 +65,6 @@ def sira_options(func: Any) -> Any:
     for opt in reversed(opts):
         func = opt(func)
     return func
-
-
-def build_expander(
-    llm_spec: str | None,
-    expansions: Path | None,
-    task: str,
-    *,
-    rerank: bool = False,
-    strict: bool = True,
-) -> QueryExpander | None:
-    """The expander the flags ask for; an unusable LLM is a clear error, not a traceback.
-
-    With a rerank, --expansions and --llm may come together: the file expands, the LLM reads.
-    A bad line in --expansions stops the command (exit 2) unless ``strict`` is off, when it
-    is skipped and listed on stderr.
-    """
-    if llm_spec and expansions and not rerank:
-        raise click.UsageError("give either --llm or --expansions, not both")
-    if expansions is not None:
-        skipped = ReadReport()
-        expander = PrecomputedExpander.from_file(expansions, strict=strict, report=skipped)
-        echo_skipped(skipped)
-        return expander
-    if llm_spec:
-        try:
-            return LLMExpander.from_spec(llm_spec, task=task)  # type: ignore[arg-type]
-        except LLMCallError as exc:
-            raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
-    return None
-
-
-def _reranker(llm_spec: str, top_n: int) -> LLMReranker:
-    try:
-        return LLMReranker.from_spec(llm_spec, top_n=top_n)
-    except LLMCallError as exc:
-        raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
-
-
-def sira_settings(
-    tau: float | None, weight: float | None, task: str | None, **extra: Any
-) -> SiraSettings:
-    values = {"tau": tau, "weight": weight, "task": task, **extra}
-    return SiraSettings(**{k: v for k, v in values.items() if v is not None})
 
 
 def _print_human(result: SiraResult) -> None:
@@ -183,30 +138,31 @@ def search(
     **kw: Any,
 ) -> None:
     """Search INDEX for TEXT with SIRA (plain BM25 when no --llm or --expansions is given)."""
-    settings = sira_settings(tau, weight, task, size=size, rerank_top_n=rerank or None)
     if rerank and not llm_spec:
         raise click.UsageError("--rerank needs --llm SPEC (the model that reads the passages)")
-    expander = build_expander(llm_spec, expansions, settings.task, rerank=bool(rerank))
-    reranker = _reranker(llm_spec, rerank) if rerank and llm_spec else None
-    backend = backend_from_options(kw)
-    try:
-        retriever = SiraRetriever(
-            backend,
-            index,
-            settings=settings,
-            expander=expander,
-            source=["title"],
-            reranker=reranker,
-        )
-        try:
-            result = retriever.search(text, query_id=query_id)
-        finally:
-            retriever.close()
-    except TermStatisticsError as exc:
-        raise click.ClickException(str(exc)) from None
+    if llm_spec and expansions and not rerank:
+        raise click.UsageError("give either --llm or --expansions, not both")
+    request = SearchRequest.build(
+        query=text,
+        index=index,
+        method="sira" if (llm_spec or expansions) else "bm25",
+        expansions=expansions,
+        llm=llm_spec,
+        k=size,
+        tau=tau,
+        weight=weight,
+        task=task,
+        query_id=query_id,
+        rerank=rerank,
+    )
+    skipped = ReadReport()
+    backend = LazyBackend(kw)
+    result = run_search(backend, request, report=skipped)
+    echo_skipped(skipped)
     if log_queries:
-        with QueryLogger(backend) as qlog:
-            qlog.log(record_from_sira(result, weight=settings.weight, tau=settings.tau))
+        used = sira_settings(tau=tau, weight=weight)
+        with QueryLogger(backend()) as qlog:
+            qlog.log(record_from_sira(result, weight=used.weight, tau=used.tau))
     if as_json:
         click.echo(json.dumps(result.to_search_json(), ensure_ascii=False, indent=2))
     elif explain:

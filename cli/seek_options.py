@@ -14,9 +14,10 @@ from typing import Any
 
 import click
 
-from sira_seek.seek.api import SeekSession, build_retriever, open_session
+from sira_seek.seek.api import SeekSession, open_session
 from sira_seek.seek.retrieval import Retriever
 from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
+from sira_seek.workflows.ask import retriever_for
 
 from .options import backend_from_options, prompt_style_option
 
@@ -63,17 +64,13 @@ class SeekChoices:
             return None
         if not index:
             raise click.UsageError(f"--method {self.method} retrieves: give --index NAME")
-        backend = backend_from_options(cluster)
-        if not backend.index_exists(index):
-            raise click.ClickException(
-                f"index {index!r} does not exist: run `sira-seek ingest` first"
-            )
-        return build_retriever(
-            backend,
-            index,
-            self.retriever,  # type: ignore[arg-type]
-            sira_llm_spec=self.llm_spec,
-            sira_expansions=self.expansions,
+        return retriever_for(
+            backend_from_options(cluster),
+            method=self.method,  # type: ignore[arg-type]
+            index=index,
+            retriever=self.retriever,  # type: ignore[arg-type]
+            llm=self.llm_spec,
+            expansions=self.expansions,
         )
 
     def open_session(self, retriever: Retriever | None, settings: SeekSettings) -> SeekSession:

@@ -107,6 +107,13 @@ class LiveDocFrequencies(BaseModel):
         return {(c.field, c.term): c.doc_freq for c in self.counts}
 
 
+class EngineError(RuntimeError):
+    """The cluster refused a request or cannot be reached, explained in plain words.
+
+    Every engine plugin raises this (or a subclass) for cluster failures, so code above the
+    protocol never needs to know which engine, or which client library, failed."""
+
+
 class ScanContextLostError(RuntimeError):
     """A point-in-time scan cannot go on: its context expired (a page outlasted the keep-alive)
     or the node holding part of it left the cluster. Starting a new scan is safe."""

@@ -25,22 +25,17 @@ if TYPE_CHECKING:
     from sira_seek.corpus import Query
     from sira_seek.ingest import IngestReport
     from sira_seek.seek.results import SeekResult
-    from sira_seek.seek.retrieval import Retriever
     from sira_seek.seek.settings import SeekMethod, SeekVariant
-    from sira_seek.sira.expansions import QueryExpander
     from sira_seek.sira.results import SiraResult
-    from sira_seek.sira.settings import SiraSettings, Task
+    from sira_seek.sira.settings import Task
     from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
     from sira_seek.sync.source_factory import PromptStyleChoice
+    from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 logger = logging.getLogger(__name__)
 
-RetrievalMethod = Literal["bm25", "sira"]
 Engine = Literal["opensearch", "elasticsearch"]
-#: Precomputed expansions: a JSONL file (``{"_id" or "text", "keywords": [...]}`` per line) or
-#: a mapping from a query id or the exact query text to its candidate phrases.
-Expansions = Path | str | Mapping[str, Sequence[str]]
 
 
 def connect(
@@ -162,17 +157,21 @@ class SiraSeek:
         and ``weight`` default to ``SiraSettings`` (0.1 and 0.5). A failed LLM call falls back
         to BM25 and says so in ``result.notes``.
         """
-        from sira_seek.sira.retriever import SiraRetriever
+        from sira_seek.workflows import search as flow
 
-        settings = _sira_settings(tau=tau, weight=weight, task=task, size=k)
-        expander = _expander(method, expansions, llm, settings.task)
-        retriever = SiraRetriever(
-            self._backend, index, settings=settings, expander=expander, source=["title"]
+        request = flow.SearchRequest.build(
+            query=query,
+            index=index,
+            method=method,
+            expansions=expansions,
+            llm=llm,
+            k=k,
+            tau=tau,
+            weight=weight,
+            task=task,
+            query_id=query_id,
         )
-        try:
-            return retriever.search(query, query_id=query_id)
-        finally:
-            retriever.close()
+        return flow.search(self._backend, request)
 
     def evaluate(
         self,
@@ -186,32 +185,44 @@ class SiraSeek:
         tau: float | None = None,
         weight: float | None = None,
         task: Task | None = None,
-    ) -> dict[str, float]:
-        """nDCG@10, Recall@10, Recall@100 (ir-measures) and the number of judged queries.
+        measures: str | None = None,
+        answers: Path | str | Mapping[str, Sequence[str]] | None = None,
+        strict: bool = True,
+        name: str | None = None,
+        save_run: Path | str | None = None,
+        run_file: Path | str | None = None,
+        log_queries: bool = False,
+    ) -> dict[str, float | int | None]:
+        """Everything ``sira-seek eval retrieval`` does, through the same workflow.
 
         ``queries`` is a BEIR queries.jsonl (or ``Query`` objects), ``qrels`` a BEIR qrels TSV
-        (or ``{query_id: {doc_id: grade}}``); the same code as ``sira-seek eval retrieval``.
+        (or ``{query_id: {doc_id: grade}}``). Returns the metrics (default nDCG@10,
+        Recall@10, Recall@100, or ``measures`` as ir_measures strings), ``coverage@5/@10``
+        (null without ``answers``: a QA JSONL or ``{query_id: [gold answers]}``) and the
+        number of judged ``queries``. ``save_run`` writes the per-query record for
+        ``sira-seek report``; ``run_file`` a TREC run; ``log_queries`` logs every query.
         """
-        from sira_seek.corpus import read_qrels, read_queries
-        from sira_seek.evaluation.retrieval import evaluate_bm25
-        from sira_seek.sira.evaluation import evaluate_sira
+        from sira_seek.workflows.evaluate import RetrievalEvaluationRequest, evaluate_retrieval
 
-        query_list = (
-            read_queries(Path(queries)) if isinstance(queries, str | Path) else list(queries)
+        request = RetrievalEvaluationRequest.build(
+            index=index,
+            queries=queries,
+            qrels=qrels,
+            method=method,
+            expansions=expansions,
+            llm=llm,
+            tau=tau,
+            weight=weight,
+            task=task,
+            measures=measures,
+            answers=answers,
+            strict=strict,
+            name=name,
+            save_run=save_run,
+            run_file=run_file,
+            log_prefix="sira-seek-log-" if log_queries else None,
         )
-        judgements = read_qrels(Path(qrels)) if isinstance(qrels, str | Path) else qrels
-        if not self._backend.index_exists(index):
-            raise ValueError(f"index {index!r} does not exist: ingest a corpus into it first")
-        settings = _sira_settings(tau=tau, weight=weight, task=task)
-        expander = _expander(method, expansions, llm, settings.task)
-        if expander is None:
-            return evaluate_bm25(self._backend, index, query_list, judgements)
-        try:
-            return evaluate_sira(
-                self._backend, index, query_list, judgements, expander=expander, settings=settings
-            )
-        finally:
-            expander.close()
+        return evaluate_retrieval(self._backend, request).metrics
 
     # -- answers -------------------------------------------------------------------------------
     def ask(
@@ -270,36 +281,22 @@ class SiraSeek:
         max_steps: int | None = None,
     ) -> SeekResult:
         """``ask`` for code already inside an event loop."""
-        from sira_seek.seek.api import build_retriever, open_session
-        from sira_seek.seek.settings import SeekSettings
+        from sira_seek.workflows import ask as flow
 
-        if not question.strip():
-            raise ValueError("the question is empty")
-        knobs: dict[str, object] = {"method": method, "variant": variant}
-        for name, value in (("top_k", top_k), ("thinking", thinking), ("max_steps", max_steps)):
-            if value is not None:
-                knobs[name] = value
-        settings = SeekSettings.model_validate(knobs)
-        found: Retriever | None = None
-        if method != "vanilla-llm":
-            if not index:
-                raise ValueError(f"method {method!r} retrieves: give index=NAME")
-            if not self._backend.index_exists(index):
-                raise ValueError(f"index {index!r} does not exist: ingest a corpus into it first")
-            found = build_retriever(
-                self._backend,
-                index,
-                retriever,
-                sira_llm_spec=llm,
-                sira_expansions=Path(expansions) if expansions is not None else None,
-            )
-        session = open_session(
-            retriever=found, llm_spec=llm, settings=settings, use_cache=use_cache
+        request = flow.AskRequest.build(
+            question=question,
+            index=index,
+            llm=llm,
+            retriever=retriever,
+            expansions=expansions,
+            method=method,
+            variant=variant,
+            top_k=top_k,
+            use_cache=use_cache,
+            thinking=thinking,
+            max_steps=max_steps,
         )
-        try:
-            return await session.answer(question)
-        finally:
-            await session.aclose()
+        return await flow.ask(self._backend, request)
 
     # -- enrichment ----------------------------------------------------------------------------
     def enrich(
@@ -389,37 +386,3 @@ class SiraSeek:
         )
         return report
 
-
-def _sira_settings(
-    *, tau: float | None, weight: float | None, task: Task | None, size: int | None = None
-) -> SiraSettings:
-    """SiraSettings with only the knobs given; the rest keep their defaults and env vars."""
-    from sira_seek.sira.settings import SiraSettings
-
-    values = {"tau": tau, "weight": weight, "task": task, "size": size}
-    return SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
-
-
-def _expander(
-    method: RetrievalMethod, expansions: Expansions | None, llm: str | None, task: Task
-) -> QueryExpander | None:
-    """Where SIRA's candidate phrases come from; BM25 takes none, SIRA exactly one source."""
-    from sira_seek.llm.precomputed import PrecomputedKeywords
-    from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander
-
-    if method == "bm25":
-        if expansions is not None or llm is not None:
-            raise ValueError("expansions / llm apply to method='sira' only")
-        return None
-    if method != "sira":
-        raise ValueError(f"method must be 'bm25' or 'sira', not {method!r}")
-    if (expansions is None) == (llm is None):
-        raise ValueError("method='sira' needs exactly one of expansions and llm")
-    if isinstance(expansions, str | Path):
-        return PrecomputedExpander.from_file(expansions)
-    if expansions is not None:
-        # A key may be a query id or the query's exact text: both tables look it up.
-        table = {key: list(phrases) for key, phrases in expansions.items()}
-        return PrecomputedExpander(PrecomputedKeywords(by_id=table, by_text=table))
-    assert llm is not None
-    return LLMExpander.from_spec(llm, task=task)

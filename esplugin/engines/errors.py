@@ -1,8 +1,31 @@
 """Errors a user can act on; every message says what to do next."""
 
+from sira_seek.backend import EngineError
 
-class SiraSeekEngineError(RuntimeError):
+
+class SiraSeekEngineError(EngineError):
     """A cluster problem explained in plain words (never carries credentials)."""
+
+
+class EngineRequestError(SiraSeekEngineError):
+    """One request failed: the cluster answered with an error, or no answer came back.
+
+    ``status`` is the HTTP status (None when nothing came back: connection refused, timeout)
+    and ``error_type`` the engine's root-cause type (``illegal_argument_exception``, ...), so a
+    caller can tell "the engine said no" from "the engine could not answer right now".
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, error_type: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type
+
+    @property
+    def transient(self) -> bool:
+        """Worth retrying: no answer, a timeout (408), too many requests (429) or a 5xx."""
+        return self.status is None or self.status in (408, 429) or self.status >= 500
 
 
 class WrongClientError(SiraSeekEngineError):

@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sira_seek.client import Expansions, RetrievalMethod, SiraSeek
+from sira_seek.client import SiraSeek
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 logger = logging.getLogger(__name__)
 

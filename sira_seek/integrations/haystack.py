@@ -22,8 +22,9 @@ import asyncio
 import logging
 from typing import Any
 
-from sira_seek.client import Expansions, RetrievalMethod, SiraSeek
+from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
-from sira_seek.client import RetrievalMethod, SiraSeek
+from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.sira_setup import RetrievalMethod
 
 from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
 

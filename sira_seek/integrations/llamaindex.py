@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from sira_seek.client import Expansions, RetrievalMethod, SiraSeek
+from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 from ._common import (
     METADATA_KEYS,

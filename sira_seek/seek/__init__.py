@@ -5,7 +5,7 @@ filled with evidence retrieved for a sub-query, and the answer is written from t
 sketch. Engine-agnostic: retrieval goes through the small `Retriever` protocol.
 """
 
-from .api import SeekSession, ask, build_retriever, open_session
+from .api import SeekSession, open_session
 from .batch import BatchReport, run_questions
 from .checkpoint import CheckpointMismatchError, SeekCheckpoint
 from .output_parsing import clean_evidence, clean_subquery, extract_answer
@@ -39,8 +39,6 @@ __all__ = [
     "SteeringSketch",
     "SubQueryStep",
     "Timings",
-    "ask",
-    "build_retriever",
     "clean_evidence",
     "clean_subquery",
     "extract_answer",

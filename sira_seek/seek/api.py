@@ -1,18 +1,15 @@
-"""The Python API: build a SEEK pipeline from a cluster, an index and an LLM spec, and ask.
+"""A SEEK session: the pipeline with the LLM client and usage ledger it owns.
 
-Everything the CLI does goes through here, so a notebook gets the same results as
-``sira-seek ask`` and ``sira-seek eval qa``.
+The ask workflow (``sira_seek.workflows.ask``) and ``eval qa`` open sessions here, so a
+notebook gets the same results as ``sira-seek ask`` and ``sira-seek eval qa``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from sira_seek.backend import SearchBackend
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.factory import create_llm_client
 from sira_seek.llm.ledger import LLMUsageLedger
@@ -22,32 +19,8 @@ from .batch import BatchReport, run_questions
 from .checkpoint import SeekCheckpoint
 from .pipeline import SeekPipeline
 from .results import QuestionInput, SeekResult
-from .retrieval import BM25Retriever, Retriever, SiraDocumentRetriever
+from .retrieval import Retriever
 from .settings import SeekSettings, resolve_prompt_style
-
-RetrieverName = Literal["bm25", "sira"]
-
-
-def build_retriever(
-    backend: SearchBackend,
-    index: str,
-    name: RetrieverName = "bm25",
-    *,
-    sira_llm_spec: str | None = None,
-    sira_expansions: Path | None = None,
-) -> Retriever:
-    """BM25, or SIRA with phrases from an LLM spec or a precomputed expansions file."""
-    if name == "bm25":
-        return BM25Retriever(backend, index)
-    from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
-    from sira_seek.sira.retriever import SiraRetriever
-
-    expander: QueryExpander | None = None
-    if sira_expansions is not None:
-        expander = PrecomputedExpander.from_file(sira_expansions)
-    elif sira_llm_spec is not None:
-        expander = LLMExpander.from_spec(sira_llm_spec)
-    return SiraDocumentRetriever(SiraRetriever(backend, index, expander=expander))
 
 
 @dataclass
@@ -113,28 +86,3 @@ def open_session(
     pipeline = SeekPipeline(client, retriever, settings=settings, prompt_style=style)
     return SeekSession(pipeline=pipeline, llm=client, ledger=ledger)
 
-
-def ask(
-    question: str,
-    *,
-    backend: SearchBackend,
-    index: str,
-    llm_spec: str | None = None,
-    retriever: RetrieverName = "bm25",
-    settings: SeekSettings | None = None,
-) -> SeekResult:
-    """Blocking one-question SEEK: the answer, the completed sketch, every sub-query with
-    its retrieved ids, LLM usage and timings."""
-
-    async def run() -> SeekResult:
-        session = open_session(
-            retriever=build_retriever(backend, index, retriever, sira_llm_spec=llm_spec),
-            llm_spec=llm_spec,
-            settings=settings,
-        )
-        try:
-            return await session.answer(question)
-        finally:
-            await session.aclose()
-
-    return asyncio.run(run())

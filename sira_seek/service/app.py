@@ -15,21 +15,27 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from sira_seek import __version__
-from sira_seek.backend import ScanContextLostError
-from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.llm.errors import LLMCallError
-from sira_seek.sira.index_profile import SiraIndexError
+from sira_seek.sira.settings import MAX_WEIGHT
 from sira_seek.sira.term_vectors import TermStatisticsError
+from sira_seek.workflows.errors import (
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    Unavailable,
+    classify,
+)
 
 from .redaction import Redactor
 
@@ -41,15 +47,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
-    SiraSeekEngineError,
+    EngineError,
     TermStatisticsError,
     ScanContextLostError,
     LLMCallError,
 )
 """The cluster or the LLM refused or cannot be reached: ``503`` with the reason."""
-
-_BODY_PHRASES = "body:expansions"
-"""The lookup key of a request's own phrases (never shown: ``query_id`` is not in the JSON)."""
 
 LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
 """LLM failures that mean the LLM is not there (``503``). Other failed calls (a malformed or
@@ -94,9 +97,17 @@ class SearchRequest(BaseModel):
         default=None,
         description="Precomputed candidate phrases; the index's DF decides which are kept.",
     )
-    k: int = Field(default=10, ge=1, le=1000, description="Number of hits.")
-    tau: float | None = Field(default=None, gt=0, le=1, description="DF cap (default 0.1).")
-    weight: float | None = Field(default=None, ge=0, description="Expansion weight w (0.5).")
+    k: StrictInt = Field(default=10, ge=1, le=1000, description="Number of hits.")
+    tau: float | None = Field(
+        default=None, gt=0, le=1, allow_inf_nan=False, description="DF cap (default 0.1)."
+    )
+    weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_WEIGHT,
+        allow_inf_nan=False,
+        description="Expansion weight w (default 0.5).",
+    )
 
     @field_validator("query")
     @classmethod
@@ -128,7 +139,9 @@ class AskRequest(BaseModel):
     variant: Literal[
         "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init"
     ] = "sequential"
-    top_k: int | None = Field(default=None, ge=1, le=50, description="Documents per sub-query.")
+    top_k: StrictInt | None = Field(
+        default=None, ge=1, le=50, description="Documents per sub-query."
+    )
 
     @field_validator("question")
     @classmethod
@@ -196,19 +209,21 @@ class SharedExpander:
                 self._expander = None
 
 
+_STATUS = {InvalidInput: 422, NotAllowed: 403, NotFound: 404, Unavailable: 503}
+"""The workflows' error kinds as HTTP statuses (the same table as the CLI's exit codes)."""
+
+
 def _http_error(exc: BaseException, redact: Redactor) -> ServiceError:
-    """Where a library failure goes: 503 for the cluster or LLM, 404 for a missing index,
-    422 for values the library refuses. Unknown failures are not mapped (500, logged)."""
+    """Where a library failure goes, by the workflows' one classification: 422 for a bad
+    request, 403 for what this service does not serve, 404 for a missing index, 503 for the
+    cluster or LLM. Unknown failures are not mapped (500, logged)."""
     if isinstance(exc, ServiceError):
         return exc
-    if isinstance(exc, UNAVAILABLE_ERRORS):
-        return ServiceError(503, redact(str(exc)))
-    if isinstance(exc, SiraIndexError):
-        status = 404 if "does not exist" in str(exc) else 422
-        return ServiceError(status, redact(str(exc)))
-    if isinstance(exc, ValueError):  # pydantic's ValidationError is one
-        return ServiceError(422, redact(str(exc)))
-    raise exc
+    known = classify(exc)
+    if known is None:
+        raise exc
+    status = next(code for kind, code in _STATUS.items() if isinstance(known, kind))
+    return ServiceError(status, redact(str(known)))
 
 
 def _validation_message(errors: list[Any]) -> str:
@@ -347,37 +362,25 @@ def create_app(
 def _search(
     sk: SiraSeek, index: str, request: SearchRequest, expander: SharedExpander | None
 ) -> SiraResult:
-    """The facade's search for BM25 and precomputed phrases; the shared LLM expander when
-    the server has an LLM and the body brings no phrases."""
-    if not sk.backend.index_exists(index):
-        raise ServiceError(404, f"index {index!r} does not exist: ingest a corpus into it first")
-    knobs: Mapping[str, Any] = {"k": request.k, "tau": request.tau, "weight": request.weight}
-    if request.expansions is not None:
-        # Keyed by an id, not by the text: the retriever looks phrases up by the text after
-        # whitespace normalisation, so a query with a trailing space would miss its entry.
-        table = {_BODY_PHRASES: request.expansions}
-        return sk.search(
-            request.query,
-            index=index,
-            method="sira",
-            expansions=table,
-            query_id=_BODY_PHRASES,
-            **knobs,
-        )
-    if expander is None:
-        return sk.search(request.query, index=index, method="bm25", **knobs)
-    from sira_seek.sira.retriever import SiraRetriever
-    from sira_seek.sira.settings import SiraSettings
+    """The search workflow: the body's phrases when it brings some, else the server's shared
+    LLM expander when it has one, else plain BM25."""
+    from sira_seek.workflows import search as flow
 
-    values = {"size": request.k, "tau": request.tau, "weight": request.weight}
-    settings = SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
-    # Not closed after the request: the expander (and its model) is the server's.
-    retriever = SiraRetriever(
-        sk.backend, index, settings=settings, expander=expander.get(), source=["title"]
+    shared = expander.get() if expander is not None and request.expansions is None else None
+    wanted = flow.SearchRequest.build(
+        query=request.query,
+        index=index,
+        method="sira" if request.expansions is not None or shared is not None else "bm25",
+        phrases=request.expansions,
+        k=request.k,
+        tau=request.tau,
+        weight=request.weight,
     )
-    result = retriever.search(request.query)
-    for call in result.llm_calls:
-        kind = (call.error or "").split(":", 1)[0]
-        if kind in LLM_DOWN_KINDS:
-            raise ServiceError(503, f"the LLM {expander.spec!r} failed: {call.error}")
+    # Not closed after the request: the expander (and its model) is the server's.
+    result = flow.search(sk.backend, wanted, expander=shared)
+    if shared is not None and expander is not None:
+        for call in result.llm_calls:
+            kind = (call.error or "").split(":", 1)[0]
+            if kind in LLM_DOWN_KINDS:
+                raise ServiceError(503, f"the LLM {expander.spec!r} failed: {call.error}")
     return result

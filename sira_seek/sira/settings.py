@@ -19,6 +19,9 @@ KeepRule = Literal["any_window", "phrase_occurs"]
 
 DEFAULT_TAU = 0.1
 DEFAULT_WEIGHT = 0.5
+MAX_WEIGHT = 1000.0
+"""Largest expansion weight accepted: beyond it the original query no longer counts at all
+(and the engines refuse an infinite boost with an error that looks like a cluster fault)."""
 
 
 class SiraSettings(BaseSettings):
@@ -35,6 +38,8 @@ class SiraSettings(BaseSettings):
     weight: float = Field(
         default=DEFAULT_WEIGHT,
         ge=0.0,
+        le=MAX_WEIGHT,
+        allow_inf_nan=False,
         description="w in score = BM25(q_orig) + w * BM25(q_exp); the expansion clause's boost.",
     )
     task: Task = Field(default="multihop", description="Which enrichment prompt to use.")

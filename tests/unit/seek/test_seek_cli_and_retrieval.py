@@ -3,6 +3,7 @@ requests (a fake backend): the command line and the engine boundary, without ser
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from sira_seek.backend import SearchHit, SearchResult
 from sira_seek.cli.main import cli
 from sira_seek.seek import api
 from sira_seek.seek.retrieval import BM25Retriever, RetrievedDoc
+from sira_seek.workflows.ask import AskRequest, ask
 
 
 @pytest.fixture
@@ -118,6 +120,9 @@ class FakeSearchBackend:
     def search(self, index: str, body: dict[str, Any], params: Any = None) -> SearchResult:
         return self._result(body)
 
+    def index_exists(self, index: str) -> bool:
+        return index == "idx"
+
     def msearch(
         self, index: str, bodies: list[dict[str, Any]], params: Any = None
     ) -> list[SearchResult]:
@@ -156,12 +161,10 @@ def test_python_api_ask_returns_sketch_subqueries_usage_and_timings(
         }
     )
     monkeypatch.setattr(api, "create_llm_client", lambda *a, **k: llm)
-    result = api.ask(
-        "Capital of France?",
-        backend=FakeSearchBackend(),  # type: ignore[arg-type]
-        index="idx",
-        llm_spec="openai:http://127.0.0.1:9/v1#m",
+    request = AskRequest.build(
+        question="Capital of France?", index="idx", llm="openai:http://127.0.0.1:9/v1#m"
     )
+    result = asyncio.run(ask(FakeSearchBackend(), request))  # type: ignore[arg-type]
     assert result.answer == "Paris"
     assert result.sketch is not None and result.sketch.is_complete
     assert [(s.sub_query, s.retrieved_ids) for s in result.steps] == [

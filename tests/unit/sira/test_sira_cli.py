@@ -31,9 +31,9 @@ def _run(*args: str) -> tuple[int, str]:
 def test_eval_sira_needs_candidates(files: dict[str, str]) -> None:
     base = ["eval", "retrieval", "--index", "i", "--queries", files["q"], "--qrels", files["qrels"]]
     code, out = _run(*base, "--method", "sira")
-    assert code == 2 and "needs --expansions FILE or --llm SPEC" in out
+    assert code == 2 and "method 'sira' needs candidate phrases" in out
     code, out = _run(*base, "--method", "bm25", "--expansions", files["exp"])
-    assert code == 2 and "apply to --method sira only" in out
+    assert code == 2 and "apply to method 'sira' only" in out
 
 
 def test_search_flag_conflicts(files: dict[str, str]) -> None:

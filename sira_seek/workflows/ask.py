@@ -1,0 +1,155 @@
+"""The ask workflow: one question answered with SEEK (or a baseline), validated once.
+
+``sira-seek ask``, ``SiraSeek.ask``/``aask``, ``POST /ask`` and ``eval qa`` build their
+sub-query retriever here, so SEEK's searches use exactly the phrase sources ``search`` does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
+
+from sira_seek.backend import SearchBackend
+from sira_seek.seek.results import SeekResult
+from sira_seek.seek.retrieval import BM25Retriever, Retriever, SiraDocumentRetriever
+from sira_seek.seek.settings import SeekMethod, SeekSettings, SeekVariant
+
+from . import validation
+from .errors import InvalidInput, NotFound, classify, validation_message
+from .sira_setup import RetrievalMethod, choose_expander
+
+
+class AskRequest(BaseModel):
+    """One question, the index its sub-queries search, and how SEEK runs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    question: str
+    index: str | None = None
+    llm: str | None = None
+    retriever: RetrievalMethod = "bm25"
+    expansions: Path | None = None
+    method: SeekMethod = "seek"
+    variant: SeekVariant = "sequential"
+    top_k: StrictInt | None = Field(default=None, ge=1, le=50)
+    use_cache: StrictBool | None = None
+    thinking: StrictBool | None = None
+    max_steps: StrictInt | None = Field(default=None, ge=1, le=100)
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, value: str) -> str:
+        return validation.query_text(value, field="question")
+
+    @field_validator("index")
+    @classmethod
+    def _index(cls, value: str | None) -> str | None:
+        return None if value is None else validation.index_name(value)
+
+    @classmethod
+    def build(cls, **values: object) -> AskRequest:
+        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
+        if isinstance(values.get("expansions"), str):
+            values["expansions"] = Path(str(values["expansions"]))
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise InvalidInput(validation_message(exc)) from None
+
+    def seek_settings(self) -> SeekSettings:
+        """SEEK's settings: the knobs given here over the defaults and env vars."""
+        knobs: dict[str, object] = {"method": self.method, "variant": self.variant}
+        for name in ("top_k", "thinking", "max_steps"):
+            if getattr(self, name) is not None:
+                knobs[name] = getattr(self, name)
+        try:
+            return SeekSettings.model_validate(knobs)
+        except ValidationError as exc:
+            raise InvalidInput(validation_message(exc)) from None
+
+
+def build_retriever(
+    backend: SearchBackend,
+    index: str,
+    name: RetrievalMethod = "bm25",
+    *,
+    llm: str | None = None,
+    expansions: Path | None = None,
+) -> Retriever:
+    """SEEK's sub-query retriever: BM25, or SIRA with phrases from a file or an LLM (the file
+    wins when both are given: SEEK's own LLM is always there)."""
+    if name == "bm25":
+        return BM25Retriever(backend, index)
+    from sira_seek.sira.retriever import SiraRetriever
+
+    expander = choose_expander(
+        "sira", expansions=expansions, llm=None if expansions is not None else llm
+    )
+    return SiraDocumentRetriever(SiraRetriever(backend, index, expander=expander))
+
+
+def retriever_for(
+    backend: SearchBackend,
+    *,
+    method: SeekMethod,
+    index: str | None,
+    retriever: RetrievalMethod = "bm25",
+    llm: str | None = None,
+    expansions: Path | None = None,
+) -> Retriever | None:
+    """The retriever ``method`` needs (none for closed-book answers), after checking the index
+    name and that the index exists."""
+    if method == "vanilla-llm":
+        return None
+    if not index:
+        raise InvalidInput(f"method {method!r} retrieves: give an index", field="index")
+    validation.index_name(index)
+    if not backend.index_exists(index):
+        raise NotFound(
+            f"index {index!r} does not exist: ingest a corpus into it first", field="index"
+        )
+    from sira_seek.llm.settings import LLMSettings
+
+    # SIRA's phrases come from SEEK's own LLM unless a file is given.
+    return build_retriever(
+        backend, index, retriever, llm=llm or LLMSettings().backend, expansions=expansions
+    )
+
+
+async def ask(backend: SearchBackend, request: AskRequest) -> SeekResult:
+    """Answer ``request.question``: the completed sketch, every sub-query with the ids it
+    retrieved, the answer, LLM usage and timings. A question the pipeline could not answer
+    comes back with ``error`` set (batches go on); invalid requests raise."""
+    from sira_seek.seek.api import open_session
+
+    settings = request.seek_settings()
+    try:
+        found = retriever_for(
+            backend,
+            method=request.method,
+            index=request.index,
+            retriever=request.retriever,
+            llm=request.llm,
+            expansions=request.expansions,
+        )
+    except Exception as exc:
+        known = classify(exc)
+        if known is None or known is exc:
+            raise
+        raise known from exc
+    session = open_session(
+        retriever=found, llm_spec=request.llm, settings=settings, use_cache=request.use_cache
+    )
+    try:
+        return await session.answer(request.question)
+    finally:
+        await session.aclose()

@@ -1,0 +1,108 @@
+"""The one error hierarchy of the workflows, and where each library failure belongs in it.
+
+Every front end maps these four kinds to its own convention exactly once (the CLI to exit
+codes, the HTTP API to statuses, the MCP server to tool errors, Python callers get the
+exceptions), so the same bad input gets the same reason everywhere:
+
+===============  ======  ======  =========================================================
+kind             exit    HTTP    when
+===============  ======  ======  =========================================================
+InvalidInput     2       422     a value or file the caller gave cannot be used (names the
+                                 field)
+NotAllowed       2       403     a well-formed request for something this deployment does
+                                 not serve (an index outside the allow-list)
+NotFound         1       404     the index (or document) named does not exist
+Unavailable      1       503     the cluster or the LLM refused or cannot be reached
+===============  ======  ======  =========================================================
+
+``InvalidInput`` is a ``ValueError`` so that code written against the facade before the
+workflows existed (``except ValueError``) keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class WorkflowError(Exception):
+    """A failure a caller can act on; ``field`` names the request field when there is one."""
+
+    kind: ClassVar[str] = "error"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class InvalidInput(WorkflowError, ValueError):
+    """The request itself is wrong: a bad value, name, size or file."""
+
+    kind = "invalid_input"
+
+
+class NotAllowed(WorkflowError):
+    """Well-formed, but outside what this deployment serves (an index not on the allow-list)."""
+
+    kind = "not_allowed"
+
+
+class NotFound(WorkflowError):
+    """What the request names does not exist (an index, a document)."""
+
+    kind = "not_found"
+
+
+class Unavailable(WorkflowError):
+    """The cluster or the LLM server refused or cannot be reached; retrying may help."""
+
+    kind = "unavailable"
+
+
+def classify(exc: BaseException) -> WorkflowError | None:
+    """``exc`` as one of the four kinds, or ``None`` for a failure that is a bug.
+
+    The library's own errors keep their messages; only their kind is decided here, once.
+    """
+    from pydantic import ValidationError
+
+    from sira_seek.backend import EngineError, ScanContextLostError
+    from sira_seek.corpus import BadInputLineError
+    from sira_seek.llm.errors import LLMCallError
+    from sira_seek.sira.df_check import TooManyCandidatesError
+    from sira_seek.sira.index_profile import SiraIndexError
+    from sira_seek.sira.retriever import EmptyQueryError
+    from sira_seek.sira.term_vectors import TermStatisticsError
+
+    if isinstance(exc, WorkflowError):
+        return exc
+    if isinstance(exc, SiraIndexError):
+        if "does not exist" in str(exc):
+            return NotFound(str(exc), field="index")
+        return InvalidInput(str(exc), field="index")
+    if isinstance(exc, EmptyQueryError):
+        return InvalidInput(str(exc), field="query")
+    if isinstance(exc, TooManyCandidatesError):
+        return InvalidInput(str(exc), field="expansions")
+    if isinstance(exc, ValidationError):
+        return InvalidInput(validation_message(exc))
+    if isinstance(exc, BadInputLineError):
+        return InvalidInput(str(exc))
+    if isinstance(exc, EngineError | LLMCallError | TermStatisticsError | ScanContextLostError):
+        return Unavailable(str(exc))
+    return None
+
+
+def validation_message(exc: object) -> str:
+    """A pydantic ``ValidationError`` as ``field: reason; field: reason`` (no input echoed)."""
+    errors = getattr(exc, "errors", None)
+    if errors is None:
+        return str(exc)
+    parts = []
+    for err in errors(include_input=False, include_url=False):
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{where}: {err.get('msg', 'invalid')}" if where else err.get("msg", ""))
+    return "; ".join(parts) or "invalid request"

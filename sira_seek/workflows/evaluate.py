@@ -1,0 +1,318 @@
+"""The retrieval evaluation workflow: what ``eval retrieval`` and ``SiraSeek.evaluate`` do.
+
+One definition of the evaluation outputs: the batched path (a few requests in all) or the
+recorded path (query by query, timed, for ``sira-seek report`` and the query log), the
+ir_measures metrics, answer coverage@5/@10 against a QA file, and the TREC run file. Inputs
+are read and refused here, before any query is sent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ir_measures import Measure
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sira_seek.backend import SearchBackend
+from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
+from sira_seek.sira.settings import MAX_WEIGHT, Task
+
+from . import validation
+from .errors import InvalidInput, NotFound, classify, validation_message
+from .sira_setup import (
+    BackendSource,
+    Expansions,
+    RetrievalMethod,
+    backend_of,
+    choose_expander,
+    sira_settings,
+)
+
+Judgements = Mapping[str, Mapping[str, int]]
+
+
+class RetrievalEvaluationRequest(BaseModel):
+    """An evaluation: which index and method, the judged queries, and which outputs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    index: str
+    queries: Path | list[Query]
+    qrels: Path | dict[str, dict[str, int]]
+    method: RetrievalMethod = "bm25"
+    expansions: Path | dict[str, list[str]] | None = None
+    llm: str | None = None
+    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    task: Task | None = None
+    measures: str | None = Field(
+        default=None, description='ir_measures strings, e.g. "nDCG@10,R@100" (default 3).'
+    )
+    answers: Path | dict[str, list[str]] | None = Field(
+        default=None, description="Gold answers (a QA JSONL or a table) for coverage@5/@10."
+    )
+    strict: bool = True
+    name: str | None = None
+    save_run: Path | None = None
+    run_file: Path | None = None
+    log_prefix: str | None = None
+
+    @field_validator("index")
+    @classmethod
+    def _index(cls, value: str) -> str:
+        return validation.index_name(value)
+
+    @classmethod
+    def build(cls, **values: Any) -> RetrievalEvaluationRequest:
+        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
+        for key in ("queries", "qrels", "expansions", "answers", "save_run", "run_file"):
+            if isinstance(values.get(key), str):
+                values[key] = Path(values[key])
+        for key in ("expansions", "answers"):
+            if isinstance(values.get(key), Mapping):
+                values[key] = {str(k): list(v) for k, v in values[key].items()}
+        if isinstance(values.get("qrels"), Mapping):
+            values["qrels"] = {q: dict(d) for q, d in values["qrels"].items()}
+        if values.get("queries") is not None and not isinstance(values["queries"], Path):
+            values["queries"] = list(values["queries"])
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise InvalidInput(validation_message(exc)) from None
+
+    @property
+    def run_name(self) -> str:
+        return self.name or self.method
+
+    def measure_map(self) -> dict[str, Measure]:
+        from sira_seek.evaluation.retrieval import DEFAULT_MEASURES, parse_measures
+
+        if self.measures is None:
+            return dict(DEFAULT_MEASURES)
+        try:
+            return parse_measures(self.measures)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), field="measures") from None
+
+
+class RetrievalEvaluation(BaseModel):
+    """The metrics (ir_measures canonical names, ``coverage@5/@10`` null without answers,
+    ``queries``), and the input lines a lenient read skipped."""
+
+    metrics: dict[str, float | int | None]
+    skipped: list[str] = Field(default_factory=list)
+    run_file_lines: int | None = None
+
+
+def read_inputs(
+    request: RetrievalEvaluationRequest, report: ReadReport
+) -> tuple[list[Query], dict[str, dict[str, int]], dict[str, list[str]] | None]:
+    """Queries, judgements and answers, or ``InvalidInput`` before any query is sent.
+
+    Files are read whole first, so one error names every bad line of both. Strict: any bad
+    line stops. Lenient: bad lines land in ``report``. Nothing left to evaluate (no query, no
+    judgement, no query with a judgement) is an error too: a mean over nothing is NaN.
+    """
+    found: list[Query]
+    if isinstance(request.queries, Path):
+        found = read_queries(request.queries, report, strict=False)
+    else:
+        found = list(request.queries)
+    if isinstance(request.qrels, Path):
+        judgements = read_qrels(request.qrels, report, strict=False)
+    else:
+        judgements = {q: dict(d) for q, d in request.qrels.items()}
+    if request.strict and report.bad:
+        error = BadInputLineError(report.bad)
+        raise InvalidInput(f"{error}\nnothing was evaluated; --no-strict skips bad lines")
+    if not found:
+        raise InvalidInput("no usable query (a JSON object with `_id` and `text`)", field="queries")
+    if not judgements:
+        raise InvalidInput("no usable judgement (query-id corpus-id score)", field="qrels")
+    if not any(q.id in judgements for q in found):
+        raise InvalidInput(
+            f"none of the {len(found)} queries has a judgement in the qrels", field="qrels"
+        )
+    answers = _read_answers(request, report)
+    judged = [q for q in found if q.id in judgements]
+    if answers is not None and not any(answers.get(q.id) for q in judged):
+        raise InvalidInput(
+            "no evaluated query has a gold answer here (ids must match)", field="answers"
+        )
+    return found, judgements, answers
+
+
+def _read_answers(
+    request: RetrievalEvaluationRequest, report: ReadReport
+) -> dict[str, list[str]] | None:
+    from sira_seek.seek.questions import read_questions
+
+    if request.answers is None:
+        return None
+    if not isinstance(request.answers, Path):
+        return {k: list(v) for k, v in request.answers.items()}
+    questions = read_questions(request.answers, strict=request.strict, report=report)
+    if not questions:
+        raise InvalidInput("no usable question (a JSON object with `question`)", field="answers")
+    return {q.id: list(q.golden_answers) for q in questions}
+
+
+def finite_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``metrics`` unchanged, or ``InvalidInput`` when a value is NaN or infinite: JSON must
+    stay valid, and a NaN mean only ever comes from scoring nothing."""
+    broken = [k for k, v in metrics.items() if isinstance(v, float) and not math.isfinite(v)]
+    if broken:
+        raise InvalidInput(
+            f"no score for {', '.join(broken)}: nothing in the inputs could be scored"
+        )
+    return dict(metrics)
+
+
+def evaluate_retrieval(
+    source: BackendSource,
+    request: RetrievalEvaluationRequest,
+    *,
+    on_start: Callable[[int, bool], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_skipped: Callable[[Sequence[str]], None] | None = None,
+) -> RetrievalEvaluation:
+    """Evaluate ``request.method`` on ``request.index``.
+
+    ``on_start(total, one_by_one)`` is called once the inputs are read (``one_by_one``: the
+    queries go one at a time, worth a progress bar), ``on_progress(n)`` as queries finish,
+    ``on_skipped(lines)`` with the bad lines a lenient read skipped, before any query runs.
+    """
+    report = ReadReport()
+    measures = request.measure_map()
+    settings = sira_settings(tau=request.tau, weight=request.weight, task=request.task)
+    all_queries, judgements, answers = read_inputs(request, report)
+    expansions: Expansions | None = request.expansions
+    expander = choose_expander(
+        request.method,
+        expansions=expansions,
+        llm=request.llm,
+        task=settings.task,
+        strict=request.strict,
+        report=report,
+    )
+    if on_skipped is not None and report.bad:
+        on_skipped([str(bad) for bad in report.bad])
+    try:
+        inputs = (all_queries, judgements, answers)
+        return _evaluate(
+            backend_of(source), request, inputs, expander, settings, measures, report,
+            on_start, on_progress,
+        )  # fmt: skip
+    except Exception as exc:
+        known = classify(exc)
+        if known is None or known is exc:
+            raise
+        raise known from exc
+    finally:
+        if expander is not None:
+            expander.close()
+
+
+def _evaluate(
+    backend: SearchBackend,
+    request: RetrievalEvaluationRequest,
+    inputs: tuple[list[Query], dict[str, dict[str, int]], dict[str, list[str]] | None],
+    expander: Any,
+    settings: Any,
+    measures: dict[str, Measure],
+    report: ReadReport,
+    on_start: Callable[[int, bool], None] | None,
+    on_progress: Callable[[int], None] | None,
+) -> RetrievalEvaluation:
+    from sira_seek.evaluation.recorded import recorded_run
+    from sira_seek.evaluation.retrieval import Run, bm25_run, evaluate_run
+    from sira_seek.evaluation.run_record import RunRecord
+    from sira_seek.evaluation.trec_run import write_trec_run
+    from sira_seek.sira.evaluation import sira_run
+
+    all_queries, judgements, answers = inputs
+    if not backend.index_exists(request.index):
+        raise NotFound(
+            f"index {request.index!r} does not exist: ingest a corpus into it first",
+            field="index",
+        )
+    judged = [q for q in all_queries if q.id in judgements]
+    recorded = request.save_run is not None or request.log_prefix is not None
+    if on_start is not None:
+        on_start(len(judged), request.method == "sira" or recorded)
+    run: Run
+    record: RunRecord | None = None
+    if recorded:
+        record = recorded_run(
+            backend,
+            request.index,
+            all_queries,
+            judgements,
+            method=request.method,
+            expander=expander,
+            settings=settings,
+            name=request.run_name,
+            log_prefix=request.log_prefix,
+            measures=measures,
+            on_progress=on_progress,
+        )
+        metrics: dict[str, Any] = {**record.metrics, "queries": len(record.per_query)}
+        run = record.ranking
+    else:
+        if expander is not None:
+            run = sira_run(
+                backend,
+                request.index,
+                judged,
+                expander=expander,
+                settings=settings,
+                on_progress=on_progress,
+            )
+        else:
+            run = bm25_run(backend, request.index, judged)
+        metrics = {**evaluate_run(run, judgements, measures), "queries": len(judged)}
+    coverage = _coverage(backend, request.index, run, answers)
+    metrics.update(coverage)
+    metrics = finite_metrics(metrics)
+    if record is not None and request.save_run is not None:
+        record.metrics.update({k: v for k, v in coverage.items() if v is not None})
+        record.save(request.save_run)
+    lines = None
+    if request.run_file is not None:
+        try:
+            lines = write_trec_run(run, request.run_file, tag=request.run_name)
+        except ValueError as exc:
+            raise InvalidInput(str(exc), field="run_file") from None
+    return RetrievalEvaluation(
+        metrics=metrics, skipped=[str(b) for b in report.bad], run_file_lines=lines
+    )
+
+
+def _coverage(
+    backend: SearchBackend,
+    index: str,
+    run: Mapping[str, Mapping[str, float]],
+    answers: dict[str, list[str]] | None,
+) -> dict[str, float | None]:
+    """``coverage@5``/``coverage@10`` of the run's rankings (null without answers: the keys
+    never depend on the inputs)."""
+    from sira_seek.evaluation.coverage import (
+        COVERAGE_CUTOFFS,
+        answer_coverage,
+        coverage_key,
+        fetch_ranked_passages,
+    )
+
+    if answers is None:
+        return {coverage_key(k): None for k in COVERAGE_CUTOFFS}
+    ranked = {qid: list(hits) for qid, hits in run.items() if qid in answers}
+    if not any(answers[qid] for qid in ranked):
+        raise InvalidInput(
+            "no evaluated query has a gold answer in the answers (ids must match)",
+            field="answers",
+        )
+    found = answer_coverage(fetch_ranked_passages(backend, index, ranked), answers)
+    return dict(found.as_metrics())

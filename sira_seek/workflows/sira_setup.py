@@ -1,0 +1,107 @@
+"""SIRA's two per-request choices, defined once: its settings, and where its phrases come from.
+
+Every front end used to build these itself (the facade, ``sira-seek search``, the HTTP API,
+SEEK's retriever), with slightly different rules; now each calls these two functions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from sira_seek.backend import SearchBackend
+from sira_seek.corpus import ReadReport
+from sira_seek.sira.expansions import QueryExpander
+from sira_seek.sira.settings import SiraSettings, Task
+
+from .errors import InvalidInput, validation_message
+
+logger = logging.getLogger(__name__)
+
+RetrievalMethod = Literal["bm25", "sira"]
+
+#: Precomputed expansions: a JSONL file (``{"_id" or "text", "keywords": [...]}`` per line) or
+#: a mapping from a query id or the exact query text to its candidate phrases.
+Expansions = Path | str | Mapping[str, Sequence[str]]
+
+
+BackendSource = SearchBackend | Callable[[], SearchBackend]
+"""A backend, or a function that connects one: the command line connects only after its input
+was checked, so a bad flag is refused without a cluster."""
+
+
+def backend_of(source: BackendSource) -> SearchBackend:
+    """The backend ``source`` is, or connects."""
+    if hasattr(source, "index_exists"):
+        return source  # type: ignore[return-value]
+    return source()  # type: ignore[operator]
+
+
+def sira_settings(
+    *,
+    tau: float | None = None,
+    weight: float | None = None,
+    task: Task | str | None = None,
+    **extra: Any,
+) -> SiraSettings:
+    """``SiraSettings`` with only the knobs given; the rest keep their defaults and env vars.
+
+    A value out of range is ``InvalidInput`` naming the knob (``weight: ...``).
+    """
+    from pydantic import ValidationError
+
+    values = {"tau": tau, "weight": weight, "task": task, **extra}
+    try:
+        return SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
+    except ValidationError as exc:
+        raise InvalidInput(validation_message(exc)) from None
+
+
+def choose_expander(
+    method: RetrievalMethod,
+    *,
+    expansions: Expansions | None = None,
+    llm: str | None = None,
+    task: Task = "multihop",
+    strict: bool = True,
+    report: ReadReport | None = None,
+    allow_both: bool = False,
+) -> QueryExpander | None:
+    """Where SIRA's candidate phrases come from; BM25 takes none, SIRA exactly one source.
+
+    ``expansions`` is a JSONL file (a bad line stops here when ``strict``, else it is skipped
+    into ``report``) or a mapping keyed by query id or exact text; ``llm`` a backend spec.
+    ``allow_both`` is for a rerank, where the file expands and the LLM only reads passages.
+    """
+    from sira_seek.llm.errors import LLMCallError
+    from sira_seek.llm.precomputed import PrecomputedKeywords
+    from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander
+
+    if method == "bm25":
+        if expansions is not None:
+            raise InvalidInput("expansions apply to method 'sira' only", field="expansions")
+        if llm is not None and not allow_both:
+            raise InvalidInput("an LLM for expansions applies to method 'sira' only", field="llm")
+        return None
+    if method != "sira":
+        raise InvalidInput(f"must be 'bm25' or 'sira', not {method!r}", field="method")
+    if expansions is not None and llm is not None and not allow_both:
+        raise InvalidInput("give either expansions or an LLM, not both", field="expansions")
+    if expansions is None and llm is None:
+        raise InvalidInput(
+            "method 'sira' needs candidate phrases: expansions (a file or a table) or an LLM",
+            field="expansions",
+        )
+    if isinstance(expansions, str | Path):
+        return PrecomputedExpander.from_file(expansions, strict=strict, report=report)
+    if expansions is not None:
+        # A key may be a query id or the query's exact text: both tables look it up.
+        table = {key: list(phrases) for key, phrases in expansions.items()}
+        return PrecomputedExpander(PrecomputedKeywords(by_id=table, by_text=table))
+    assert llm is not None
+    try:
+        return LLMExpander.from_spec(llm, task=task)
+    except LLMCallError as exc:
+        raise InvalidInput(f"LLM backend {llm!r} is unusable: {exc}", field="llm") from None

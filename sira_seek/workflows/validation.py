@@ -1,0 +1,111 @@
+"""Input checks every workflow applies before a request leaves for the cluster or the LLM.
+
+They live here once, so the command line, the facade, the HTTP API, the MCP server and the
+framework adapters refuse the same input with the same reason. Each check raises
+``InvalidInput`` naming the field; none of them talks to a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import InvalidInput
+
+MAX_INDEX_NAME_BYTES = 255
+"""The engines' own limit on an index or alias name."""
+
+FORBIDDEN_INDEX_CHARS = frozenset('/\\*?"<>|,# :')
+"""Characters both engines refuse in an index name (``:`` selects a remote cluster), and the
+path separators that would let a name reach another endpoint (``idx/_refresh``)."""
+
+MAX_K = 10_000
+"""Most hits one search returns: the engines' default ``index.max_result_window``."""
+
+MAX_QUERY_CHARS = 8192
+"""Longest query text accepted: far above any real question, far below a memory problem."""
+
+MAX_QUERY_WORDS = 1000
+"""Most words in a query: under the engines' default clause limit (1,024) once analysed."""
+
+MAX_EXPANSIONS = 200
+"""Most candidate phrases one request may bring (grounding keeps at most a few dozen)."""
+
+MAX_PHRASE_CHARS = 512
+"""Longest candidate phrase accepted."""
+
+
+
+def index_name(value: object, *, field: str = "index") -> str:
+    """``value`` when it is one concrete index or alias name by the engines' own rules.
+
+    Lowercase; none of ``/ \\ * ? " < > | , # :`` or spaces; not starting with ``_ - +``; not
+    ``.`` or ``..``; at most 255 bytes. Wildcards and multi-index targets are refused: a
+    workflow searches exactly the index it was given.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidInput("give an index name", field=field)
+    bad = sorted({c for c in value if c in FORBIDDEN_INDEX_CHARS or c.isspace()})
+    if bad:
+        shown = " ".join(repr(c) for c in bad)
+        raise InvalidInput(
+            f"{value!r} is not an index name: it contains {shown} (wildcards, lists and "
+            "paths are refused)",
+            field=field,
+        )
+    if value != value.lower():
+        raise InvalidInput(f"{value!r} is not an index name: names are lowercase", field=field)
+    if value[0] in "_-+":
+        raise InvalidInput(
+            f"{value!r} is not an index name: it may not start with '_', '-' or '+'",
+            field=field,
+        )
+    if value in (".", ".."):
+        raise InvalidInput(f"{value!r} is not an index name", field=field)
+    if len(value.encode("utf-8")) > MAX_INDEX_NAME_BYTES:
+        raise InvalidInput(
+            f"the index name is longer than {MAX_INDEX_NAME_BYTES} bytes", field=field
+        )
+    return value
+
+
+def query_text(value: object, *, field: str = "query") -> str:
+    """Query text that is not blank and small enough for the engines' clause limits."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"must be text, not {type(value).__name__}", field=field)
+    if not value.strip():
+        raise InvalidInput("is blank: give some words to search for", field=field)
+    if len(value) > MAX_QUERY_CHARS:
+        raise InvalidInput(
+            f"is {len(value):,} characters long; at most {MAX_QUERY_CHARS:,} are accepted",
+            field=field,
+        )
+    words = len(value.split())
+    if words > MAX_QUERY_WORDS:
+        raise InvalidInput(
+            f"has {words:,} words; at most {MAX_QUERY_WORDS:,} are accepted (the engines "
+            "cap the clauses of one query)",
+            field=field,
+        )
+    return value
+
+
+def phrases(values: Sequence[object] | None, *, field: str = "expansions") -> list[str] | None:
+    """Candidate phrases given with a request: text, bounded in number and length."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        raise InvalidInput("must be a list of phrases, not one string", field=field)
+    if len(values) > MAX_EXPANSIONS:
+        raise InvalidInput(
+            f"has {len(values)} phrases; at most {MAX_EXPANSIONS} are accepted", field=field
+        )
+    out = []
+    for i, phrase in enumerate(values):
+        if not isinstance(phrase, str):
+            raise InvalidInput(f"must be text, not {type(phrase).__name__}", field=f"{field}[{i}]")
+        if len(phrase) > MAX_PHRASE_CHARS:
+            raise InvalidInput(
+                f"is longer than {MAX_PHRASE_CHARS} characters", field=f"{field}[{i}]"
+            )
+        out.append(phrase)
+    return out
