@@ -10,7 +10,7 @@ import contextlib
 import sys
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -32,7 +32,7 @@ from sira_seek.backend import (
 from sira_seek.fields import SUBFIELD_PARENT
 from sira_seek.index_layout import corpus_index_body
 
-from .errors import SiraSeekEngineError
+from .errors import EngineRequestError, SiraSeekEngineError
 
 BULK_CHUNK = 500
 # Scores from index-wide term statistics: a ranking must not depend on the shard layout. On a
@@ -42,6 +42,12 @@ GLOBAL_STATS = "dfs_query_then_fetch"
 # (search.max_buckets, 65,535), so one search counts the windows of 1,000 phrases.
 FILTERS_PER_SEARCH = 10_000
 _CONTEXT_LOST = ("search_context_missing", "No search context found", "SearchContextMissing")
+# Analyzer probes: tries of one probe on a transient error, and the first pause (then doubled).
+ANALYZE_ATTEMPTS = 4
+ANALYZE_BACKOFF_S = 0.5
+# The engines' answer to an `_analyze` naming an analyzer, tokenizer or filter they lack:
+# HTTP 400 with this root cause ("failed to find global analyzer [english]").
+_ABSENT = (400, "illegal_argument_exception")
 
 
 def _with_global_stats(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -80,6 +86,34 @@ def _result(raw: Mapping[str, Any]) -> SearchResult:
         total=total_value,
         took_ms=int(raw.get("took", 0)),
     )
+
+
+def analyzer_available(
+    analyze: Callable[[], object],
+    *,
+    attempts: int = ANALYZE_ATTEMPTS,
+    backoff_s: float = ANALYZE_BACKOFF_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> bool:
+    """Run one ``_analyze`` probe: True when it works, False only when the engine answers that
+    the analyzer (or tokenizer, or filter) does not exist.
+
+    A transient failure (no answer, a timeout, 429, a 5xx) is tried again, ``attempts`` tries
+    in all with a doubling pause from ``backoff_s``, then raised; any other error (401 and 403
+    first of all) is raised at once. Guessing "absent" would build the index with the basic
+    analyzer and cache that guess for the backend's lifetime.
+    """
+    for attempt in range(attempts):
+        try:
+            analyze()
+            return True
+        except EngineRequestError as exc:
+            if (exc.status, exc.error_type) == _ABSENT:
+                return False
+            if not exc.transient or attempt == attempts - 1:
+                raise
+        sleep(backoff_s * 2**attempt)
+    raise ValueError("attempts must be at least 1")
 
 
 def _reason(error: Any) -> str:
@@ -133,11 +167,8 @@ class RestBackend(ABC):
         return self._caps
 
     def _analyzes(self, body: Mapping[str, Any]) -> bool:
-        try:
-            self.request("POST", "/_analyze", body=body)
-            return True
-        except SiraSeekEngineError:
-            return False
+        """Whether the cluster can run this analysis (see ``analyzer_available``)."""
+        return analyzer_available(lambda: self.request("POST", "/_analyze", body=dict(body)))
 
     def _probe_capabilities(self) -> Capabilities:
         nodes = self.request(

@@ -13,7 +13,7 @@ from sira_seek.config import ClusterSettings
 
 from .base import RestBackend
 from .client_options import common_client_kwargs, retry_client_kwargs
-from .errors import SiraSeekEngineError, WrongClientError
+from .errors import EngineRequestError, SiraSeekEngineError, WrongClientError
 
 _JSON = {"accept": "application/json", "content-type": "application/json"}
 
@@ -62,9 +62,11 @@ class ElasticsearchBackend(RestBackend):
         except ApiError as exc:
             if exc.meta.status in ignore:
                 return exc.body if isinstance(exc.body, dict) else {}
-            raise SiraSeekEngineError(_describe(exc)) from None
+            raise EngineRequestError(
+                _describe(exc), status=exc.meta.status, error_type=_root_type(exc.body)
+            ) from None
         except TransportError as exc:
-            raise SiraSeekEngineError(
+            raise EngineRequestError(
                 f"Elasticsearch at {', '.join(self._urls or (self.info.url,))} is "
                 f"unreachable ({type(exc).__name__})."
             ) from None
@@ -94,6 +96,16 @@ class ElasticsearchBackend(RestBackend):
 
     def _combined_fields_supported(self) -> bool:
         return True
+
+
+def _root_type(body: Any) -> str | None:
+    """The root cause's ``type`` of an error body (None when the body has none)."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return None
+    root = (err.get("root_cause") or [err])[0]
+    kind = root.get("type") if isinstance(root, dict) else None
+    return str(kind) if kind else None
 
 
 def _describe(exc: Exception) -> str:

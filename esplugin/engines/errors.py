@@ -1,9 +1,7 @@
 """Errors a user can act on; every message says what to do next."""
 
-from sira_seek.backend import EngineError
 
-
-class SiraSeekEngineError(EngineError):
+class SiraSeekEngineError(RuntimeError):
     """A cluster problem explained in plain words (never carries credentials)."""
 
 

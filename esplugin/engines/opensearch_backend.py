@@ -15,7 +15,7 @@ from sira_seek.config import ClusterSettings
 
 from .base import RestBackend
 from .client_options import common_client_kwargs, retry_client_kwargs
-from .errors import SiraSeekEngineError
+from .errors import EngineRequestError, SiraSeekEngineError
 
 
 class OpenSearchBackend(RestBackend):
@@ -62,14 +62,17 @@ class OpenSearchBackend(RestBackend):
                     method, path, params=dict(params or {}), body=body
                 )
         except OSConnectionError as exc:
-            raise SiraSeekEngineError(
+            raise EngineRequestError(
                 f"OpenSearch at {', '.join(self._urls or (self.info.url,))} is "
                 f"unreachable ({type(exc).__name__})."
             ) from None
         except TransportError as exc:
-            if isinstance(exc.status_code, int) and exc.status_code in ignore:
+            status = exc.status_code if isinstance(exc.status_code, int) else None
+            if status is not None and status in ignore:
                 return exc.info if isinstance(exc.info, dict) else {}
-            raise SiraSeekEngineError(_describe(exc)) from None
+            raise EngineRequestError(
+                _describe(exc), status=status, error_type=_root_type(exc)
+            ) from None
 
     def _bulk(self, lines: list[dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -106,6 +109,17 @@ class OpenSearchBackend(RestBackend):
         return self.info.major > 3 or (
             self.info.major == 3 and int(self.info.version.split(".")[1]) >= 2
         )
+
+
+def _root_type(exc: TransportError) -> str | None:
+    """The root cause's ``type`` of the error (opensearch-py puts the top one in ``error``)."""
+    info = exc.info if isinstance(exc.info, dict) else {}
+    err = info.get("error")
+    if isinstance(err, dict):
+        root = (err.get("root_cause") or [err])[0]
+        kind = root.get("type") if isinstance(root, dict) else None
+        return str(kind) if kind else None
+    return exc.error if isinstance(exc.error, str) and exc.error else None
 
 
 def _describe(exc: TransportError) -> str:

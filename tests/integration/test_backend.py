@@ -11,6 +11,7 @@ import pytest
 
 from sira_seek.backend import PartialUpdate, SearchBackend
 from sira_seek.esplugin.engines.base import RestBackend
+from sira_seek.esplugin.engines.errors import EngineRequestError
 from sira_seek.ingest import ingest_corpus
 
 pytestmark = pytest.mark.integration
@@ -54,6 +55,21 @@ def test_index_analyzer_matches_capabilities(
         assert words == ["running", "foxes"]
     if engine == "opensearch":  # analysis-common is assembled from its official jar
         assert backend.capabilities().english_analyzer
+
+
+def test_only_the_engines_own_unknown_analyzer_answer_means_absent(
+    backend: SearchBackend, engine: str
+) -> None:
+    """The real engine's answer for a missing analyzer or filter is what the probe reads as
+    absent; a refused request (bad credentials) is raised, never taken as "absent"."""
+    assert isinstance(backend, RestBackend)
+    assert backend._analyzes({"tokenizer": "standard", "text": "a b"}) is True
+    assert backend._analyzes({"analyzer": "no_such_analyzer_xyz", "text": "a"}) is False
+    missing_filter = {"tokenizer": "standard", "filter": ["no_such_filter_xyz"], "text": "a"}
+    assert backend._analyzes(missing_filter) is False
+    with pytest.raises(EngineRequestError) as caught:
+        backend.request("POST", "/_analyze", body={"analyzer": "no_such_analyzer_xyz"})
+    assert (caught.value.status, caught.value.error_type) == (400, "illegal_argument_exception")
 
 
 def test_ingest_reports_bad_lines_and_is_idempotent(

@@ -1,0 +1,156 @@
+"""Layering, checked on the source's syntax trees (function-level imports included).
+
+- The algorithms (``sira_seek/sira``, ``sira_seek/seek``, ``sira_seek/sync``,
+  ``sira_seek/evaluation``) never import ``sira_seek.esplugin``: they talk to a
+  ``sira_seek.backend.SearchBackend`` a front end (CLI, ``SiraSeek``, the HTTP API) connected.
+- ``esplugin`` holds two subpackages with one documented interface each way:
+  ``esplugin/engines`` reads the local-node toolkit only through
+  ``sira_seek.esplugin.local.deployments`` (the names in its ``__all__``), and
+  ``esplugin/local`` uses only ``sira_seek.esplugin.engines.errors``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+ALGORITHMS = ("sira", "seek", "sync", "evaluation")
+ESPLUGIN = "sira_seek.esplugin"
+LOCAL = f"{ESPLUGIN}.local"
+ENGINES = f"{ESPLUGIN}.engines"
+LOCAL_INTERFACE = f"{LOCAL}.deployments"
+ENGINES_INTERFACE = f"{ENGINES}.errors"
+
+
+def module_name(path: Path) -> str:
+    """The installed name of a source file (``esplugin/`` installs as ``sira_seek.esplugin``)."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[0] == "esplugin":
+        parts = ["sira_seek", *parts]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports(path: Path, package: str | None = None) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(line, absolute module, imported names) for every import anywhere in the file, plus
+    ``importlib.import_module("...")`` / ``__import__("...")`` calls with a literal name.
+    ``package`` (the file's package, for relative imports) defaults to where the file lives."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    if package is None:
+        package = module_name(path)
+        if path.name != "__init__.py":
+            package = package.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            yield node.lineno, module, tuple(a.name for a in node.names)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            first = node.args[0]
+            literal = first.value if isinstance(first, ast.Constant) else None
+            if name in ("import_module", "__import__") and isinstance(literal, str):
+                yield node.lineno, literal, ()
+
+
+def targets(module: str, names: tuple[str, ...]) -> list[str]:
+    """What an import reaches: the module, and for ``from pkg import sub`` each submodule."""
+    return [module, *(f"{module}.{n}" for n in names)] if names else [module]
+
+
+def reaches(module: str, names: tuple[str, ...], prefix: str) -> bool:
+    return any(t == prefix or t.startswith(prefix + ".") for t in targets(module, names))
+
+
+def sources(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.py"))
+
+
+def local_interface_names() -> set[str]:
+    tree = ast.parse((ROOT / "esplugin" / "local" / "deployments.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            return {str(v) for v in value}
+    raise AssertionError("esplugin/local/deployments.py declares no __all__")
+
+
+@pytest.mark.parametrize("package", ALGORITHMS)
+def test_algorithms_never_import_esplugin(package: str) -> None:
+    files = sources(ROOT / "sira_seek" / package)
+    assert files, f"sira_seek/{package} has no modules: the walk looks in the wrong place"
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in files
+        for line, module, names in imports(path)
+        if reaches(module, names, ESPLUGIN)
+    ]
+    assert found == [], "algorithms take a SearchBackend instead:\n" + "\n".join(found)
+
+
+def test_engines_read_local_nodes_only_through_the_deployments_interface() -> None:
+    files = sources(ROOT / "esplugin" / "engines")
+    assert len(files) >= 8
+    allowed = local_interface_names()
+    found = []
+    for path in files:
+        for line, module, names in imports(path):
+            if not reaches(module, names, LOCAL):
+                continue
+            if module == LOCAL_INTERFACE and names and set(names) <= allowed:
+                continue
+            if module == LOCAL and names == ("deployments",):
+                continue
+            found.append(f"{path.relative_to(ROOT)}:{line} imports {module} {list(names)}")
+    assert found == [], (
+        f"esplugin/engines may use only {LOCAL_INTERFACE} ({sorted(allowed)}):\n"
+        + "\n".join(found)
+    )
+
+
+def test_local_uses_only_the_engine_errors() -> None:
+    files = sources(ROOT / "esplugin" / "local")
+    assert len(files) >= 7
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module} {list(names)}"
+        for path in files
+        for line, module, names in imports(path)
+        if reaches(module, names, ENGINES)
+        and module != ENGINES_INTERFACE
+        and not (module == ENGINES and names == ("errors",))
+    ]
+    assert found == [], f"esplugin/local may use only {ENGINES_INTERFACE}:\n" + "\n".join(found)
+
+
+def test_the_check_sees_function_level_relative_and_dynamic_imports(tmp_path: Path) -> None:
+    """The walker itself: an import hidden in a function, a relative one and a dynamic one."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import importlib\n"
+        "def f():\n"
+        "    from ..local.node import LocalNode\n"
+        "    from sira_seek.esplugin.local import cluster\n"
+        "    importlib.import_module('sira_seek.esplugin.local.containers')\n"
+    )
+    found = [(m, n) for _, m, n in imports(probe, ENGINES) if reaches(m, n, LOCAL)]
+    assert found == [
+        (f"{LOCAL}.node", ("LocalNode",)),
+        (LOCAL, ("cluster",)),
+        (f"{LOCAL}.containers", ()),
+    ]
