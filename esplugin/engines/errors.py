@@ -1,7 +1,9 @@
 """Errors a user can act on; every message says what to do next."""
 
+from sira_seek.backend import EngineError
 
-class SiraSeekEngineError(RuntimeError):
+
+class SiraSeekEngineError(EngineError):
     """A cluster problem explained in plain words (never carries credentials)."""
 
 
