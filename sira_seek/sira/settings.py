@@ -1,7 +1,7 @@
 """SIRA's knobs as one typed, side-effect-free settings model (``SIRA_SEEK_SIRA_*`` env vars).
 
 The defaults of ``tau``, ``weight`` and ``ngram_tier`` were chosen on a dev split only (the first
-50 wikimh/hotpotqa questions, both engines) with ``python -m sira_seek.sira.tuning``: among the
+50 wikimh/hotpotqa questions, both engines) with ``python -m sira_seek.cli.tuning``: among the
 settings where the weak CPU model's expansions lose at most 0.01 nDCG@10 / Recall@10 against
 BM25, the best strong-LLM nDCG@10. Reported numbers come from all 100 questions and the held-out
 50 (tests/regression/sira_wikimh_hotpotqa.json).

@@ -67,7 +67,7 @@ def test_verbose_shows_the_library_info_records_and_default_does_not(
     args = ["search", "who wrote it", "--index", missing_index]
     quiet = run_cli(args, env=env)
     verbose = run_cli(["--verbose", *args], env=env)
-    detected = f"INFO: {engine} "  # esplugin.registry logs the detected engine and version
+    detected = f"INFO: {engine} "  # esplugin.engines.registry logs the detected engine and version
     assert detected in verbose.stderr and detected not in quiet.stderr
     # the client's expected 404 (index-exists probe) is not shown without --debug
     assert "404" not in verbose.stderr
