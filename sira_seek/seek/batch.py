@@ -2,13 +2,15 @@
 
 Each question runs as its own asyncio task, so while one waits on the LLM another's searches
 run in worker threads, and a server that batches (vLLM) always has requests queued. A question
-that fails is recorded with its error and the others carry on; with a checkpoint, finished
-questions survive a kill and are not asked again.
+that fails is recorded with its error (and, when the failure is a bug, its traceback) and
+the others carry on; with a checkpoint, finished questions survive a kill and are not asked
+again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -18,6 +20,9 @@ from pydantic import BaseModel
 from .checkpoint import SeekCheckpoint
 from .pipeline import SeekPipeline
 from .results import QuestionInput, SeekResult
+from .retrieval import RETRIEVAL_FAILURES, failure_text
+
+logger = logging.getLogger(__name__)
 
 
 class BatchReport(BaseModel):
@@ -35,16 +40,25 @@ class BatchReport(BaseModel):
 
 
 def _failure(question: QuestionInput, pipeline: SeekPipeline, exc: BaseException) -> SeekResult:
+    """The failed question's record. The cluster or the LLM failing (`RETRIEVAL_FAILURES`:
+    an LLM call that raised is one) is said in one line; anything else is a bug, so the record
+    keeps its traceback and an error is logged."""
     s = pipeline.settings
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" (at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+    error = f"{failure_text(exc)}{where}"
+    trace = None
+    if not isinstance(exc, RETRIEVAL_FAILURES):
+        trace = "".join(traceback.format_exception(exc))
+        logger.error("question %s failed with a bug: %s", question.id, error)
     return SeekResult(
         id=question.id,
         question=question.question,
         golden_answers=list(question.golden_answers),
         method=s.method,
         variant=s.variant if s.method == "seek" else None,
-        error=f"{type(exc).__name__}: {exc}{where}",
+        error=error,
+        error_traceback=trace,
     )
 
 

@@ -32,7 +32,7 @@ from .output_parsing import (
 )
 from .prompts import ContextKind, SectionSearch, SeekPrompts, make_prompts, render_docs
 from .results import QuestionInput, SeekResult, Stage, SubQueryStep
-from .retrieval import RetrievedDoc, Retriever
+from .retrieval import RETRIEVAL_FAILURES, RetrievedDoc, Retriever, note_failed_search
 from .revision import revise_sketch
 from .settings import SeekSettings
 from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
@@ -95,8 +95,9 @@ class SeekPipeline:
 
     # -- public ----------------------------------------------------------------------------
     async def answer(self, question: QuestionInput | str) -> SeekResult:
-        """Run the configured method on one question. LLM failures raise; retrieval failures
-        are recorded on the step and the step continues without documents."""
+        """Run the configured method on one question. LLM failures raise; a search the
+        cluster (or an LLM) failed is recorded on its step, which continues without documents
+        (`retrieval.RETRIEVAL_FAILURES`); any other retriever exception is a bug and raises."""
         if isinstance(question, str):
             question = QuestionInput(id="q0", question=question)
         if self.baseline is not None:
@@ -200,7 +201,9 @@ class SeekPipeline:
             attempts=attempts,
         )
 
-    async def _search(self, step: SubQueryStep) -> list[RetrievedDoc]:
+    async def _search(self, run: _QuestionRun, step: SubQueryStep) -> list[RetrievedDoc]:
+        """The step's documents. A cluster or LLM failure costs this step its evidence, not
+        the question (recorded on the step, logged); anything else is a bug and raises."""
         assert self.retriever is not None
         started = time.perf_counter()
         try:
@@ -208,8 +211,8 @@ class SeekPipeline:
                 asyncio.to_thread(self.retriever.retrieve, step.sub_query, self.settings.top_k),
                 timeout=self.settings.retrieval_timeout_s,
             )
-        except Exception as exc:  # one failed search costs one step's evidence, not the run
-            step.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        except RETRIEVAL_FAILURES as exc:
+            step.error = note_failed_search(exc, [step.sub_query], run.q.id)
             docs = []
         step.retrieval_ms = (time.perf_counter() - started) * 1000
         step.retrieved_ids = [doc.id for doc in docs]
@@ -219,7 +222,7 @@ class SeekPipeline:
         self, run: _QuestionRun, query: str, gist: int | None
     ) -> list[RetrievedDoc]:
         step = SubQueryStep(gist_index=gist, sub_query=query, retrieved_ids=[])
-        docs = await self._search(step)
+        docs = await self._search(run, step)
         self._record_step(run, step)
         return docs
 
@@ -261,7 +264,7 @@ class SeekPipeline:
         """Sub-query for gist t from (question, current sketch), then its documents."""
         context = self.prompts.render_sketch(sketch)
         step = await self._subquery(run, context, "sketch", sketch.gists[t].heading, t)
-        docs = await self._search(step)
+        docs = await self._search(run, step)
         return step, docs, context
 
     # -- SEEK and its variants -------------------------------------------------------------
@@ -339,7 +342,7 @@ class SeekPipeline:
                 )
             )
         )
-        found = await self._search_many(steps)
+        found = await self._search_many(run, steps)
         for step in steps:
             self._record_step(run, step)
         sections = [
@@ -360,8 +363,11 @@ class SeekPipeline:
         run.result.sketch = sketch
         await self._final_answer(run, self.prompts.render_sketch(sketch), "sketch")
 
-    async def _search_many(self, steps: list[SubQueryStep]) -> list[list[RetrievedDoc]]:
-        """One batched request (``_msearch`` for BM25) for several steps' sub-queries."""
+    async def _search_many(
+        self, run: _QuestionRun, steps: list[SubQueryStep]
+    ) -> list[list[RetrievedDoc]]:
+        """One batched request (``_msearch`` for BM25) for several steps' sub-queries; fails
+        as ``_search`` does (every step without documents, or the question)."""
         assert self.retriever is not None
         started = time.perf_counter()
         queries = [step.sub_query for step in steps]
@@ -370,8 +376,8 @@ class SeekPipeline:
                 asyncio.to_thread(self.retriever.retrieve_many, queries, self.settings.top_k),
                 timeout=self.settings.retrieval_timeout_s,
             )
-        except Exception as exc:  # as in _search: the steps go on without documents
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        except RETRIEVAL_FAILURES as exc:
+            error = note_failed_search(exc, queries, run.q.id)
             found = [[] for _ in steps]
             for step in steps:
                 step.error = error
@@ -460,7 +466,7 @@ class SeekPipeline:
             if step is None:
                 run.result.notes.append(f"stopped after {k} steps: the LLM judged it enough")
                 return log
-            docs = await self._search(step)
+            docs = await self._search(run, step)
             self._record_step(run, step)
             evidence = await self._evidence(run, step.sub_query, docs, context, kind, target)
             entry = Gist(heading=f"Step {k + 1}", slot=evidence.strip())
@@ -477,7 +483,7 @@ class SeekPipeline:
         page = self.prompts.render_sketch(sketch)
         for t, gist in enumerate(sketch.gists):
             step = await self._subquery(run, page, "sketch", gist.heading, t)
-            docs = await self._search(step)
+            docs = await self._search(run, step)
             self._record_step(run, step)
             request = self.prompts.rewrite_page(
                 run.q.question, step.sub_query, docs, page, gist.heading

@@ -111,6 +111,11 @@ class SeekResult(BaseModel):
     usage: QuestionUsage = Field(default_factory=QuestionUsage)
     timings: Timings = Field(default_factory=Timings)
     error: str | None = None
+    error_traceback: str | None = Field(
+        default=None,
+        description="the traceback of a failure that is a bug (not the cluster or the LLM "
+        "failing), so a batch's output shows where it came from",
+    )
 
     @property
     def ok(self) -> bool:

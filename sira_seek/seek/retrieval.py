@@ -6,14 +6,17 @@ search can feed it; the BM25 implementation talks to a `SearchBackend` and never
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from sira_seek.backend import SearchBackend, SearchHit
+from sira_seek.backend import EngineError, SearchBackend, SearchHit
 from sira_seek.bm25 import bm25_query
 from sira_seek.fields import TEXT, TITLE
+from sira_seek.llm.errors import LLMCallError
 
 if TYPE_CHECKING:
     from sira_seek.sira.retriever import SiraRetriever
@@ -48,6 +51,39 @@ class Retriever(Protocol):
     def retrieve(self, query: str, k: int) -> list[RetrievedDoc]: ...
 
     def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[RetrievedDoc]]: ...
+
+
+logger = logging.getLogger(__name__)
+
+RETRIEVAL_FAILURES: tuple[type[Exception], ...] = (EngineError, LLMCallError, asyncio.TimeoutError)
+"""How a search fails when the cluster or an LLM fails, which a question survives: the step
+goes on without documents, its ``error`` says why, and a warning is logged.
+
+The retrievers here reach the cluster only through a ``SearchBackend``, whose failures are
+``EngineError``s (a SIRA expander records its own LLM failures instead of raising); a retriever
+that asks an LLM itself fails with ``LLMCallError``; the pipeline's ``retrieval_timeout_s``
+fires as ``asyncio.TimeoutError``. Anything else a retriever raises is a bug: it fails the
+question, and a batch records it with its traceback (``SeekResult.error_traceback``)."""
+
+
+def failure_text(exc: BaseException) -> str:
+    """``Type: message`` (just the type when the message is empty), as steps and results
+    record a failure."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def note_failed_search(exc: BaseException, queries: Sequence[str], question_id: str) -> str:
+    """Log an expected search failure (one of ``RETRIEVAL_FAILURES``) as a warning; the text
+    its steps record."""
+    error = failure_text(exc)
+    shown = repr(queries[0][:80]) if len(queries) == 1 else f"{len(queries)} sub-queries"
+    logger.warning(
+        "question %s: search for %s failed, going on without its documents: %s",
+        question_id,
+        shown,
+        error,
+    )
+    return error
 
 
 def _doc(hit: SearchHit) -> RetrievedDoc:

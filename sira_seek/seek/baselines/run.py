@@ -1,8 +1,9 @@
 """What every baseline does per question: timed searches and LLM calls recorded on a result.
 
-The same bookkeeping as SEEK's own loop (a failed search is recorded on its step and the
-question goes on without documents; a failed LLM call raises, and the batch records the
-question as failed), kept apart so a baseline never reaches into the SEEK pipeline.
+The same bookkeeping as SEEK's own loop (a search the cluster failed is recorded on its step
+and the question goes on without documents; a failed LLM call, or a retriever's bug, raises,
+and the batch records the question as failed), kept apart so a baseline never reaches into
+the SEEK pipeline.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sira_seek.llm.response import LLMResponse
 
 from ..prompts import ContextKind
 from ..results import QuestionInput, SeekResult, StageUsage, SubQueryStep
-from ..retrieval import RetrievedDoc, Retriever
+from ..retrieval import RETRIEVAL_FAILURES, RetrievedDoc, Retriever, note_failed_search
 from ..settings import SeekSettings
 
 logger = logging.getLogger(__name__)
@@ -112,9 +113,8 @@ class BaselineRun:
                 asyncio.to_thread(self.retriever.retrieve, query, s.top_k),
                 timeout=s.retrieval_timeout_s,
             )
-        except Exception as exc:  # one failed search costs one step's evidence, not the run
-            step.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            logger.warning("question %s: search failed: %s", self.q.id, step.error)
+        except RETRIEVAL_FAILURES as exc:  # costs this step's evidence; a bug raises
+            step.error = note_failed_search(exc, [query], self.q.id)
             docs = []
         step.retrieval_ms = (time.perf_counter() - started) * 1000
         step.retrieved_ids = [doc.id for doc in docs]

@@ -161,7 +161,7 @@ def test_iter_retgen_failed_search_is_recorded_and_the_rounds_go_on() -> None:
     result = answer(llm, retriever, method="iter-retgen", iter_retgen_iterations=2)
     assert result.error is None and result.answer == "b"
     assert result.steps[0].error is None
-    assert result.steps[1].error is not None and "ConnectionError" in result.steps[1].error
+    assert result.steps[1].error is not None and "EngineError" in result.steps[1].error
     assert result.steps[1].retrieved_ids == []
     assert "(no documents found)" in llm.by_stage["generate"][1]
 
