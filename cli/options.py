@@ -25,11 +25,13 @@ from sira_seek.sira.term_vectors import TermStatisticsError
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.phrase_sources import LLMUnavailableError
 from sira_seek.workflows.errors import (
+    Conflict,
     InvalidInput,
     NotAllowed,
     NotFound,
     Unavailable,
     WorkflowError,
+    classify,
 )
 
 from .exit_codes import BadInput, EngineFailure, ExitCode
@@ -124,9 +126,10 @@ are ValueErrors too."""
 def exit_code_for(exc: BaseException) -> ExitCode | None:
     """Where ``exc`` goes in the exit-code table; ``None`` for an unknown failure (a bug,
     left as a traceback). The workflows' error kinds map first, as in every front end."""
-    if isinstance(exc, InvalidInput | NotAllowed):
+    known = classify(exc)
+    if isinstance(known, InvalidInput | NotAllowed):
         return ExitCode.BAD_INPUT
-    if isinstance(exc, NotFound | Unavailable):
+    if isinstance(known, NotFound | Conflict | Unavailable):
         return ExitCode.ENGINE_ERROR
     if isinstance(exc, _ENGINE_ERRORS):
         return ExitCode.ENGINE_ERROR

@@ -5,12 +5,23 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import os
 import socket
+from pathlib import Path
 from typing import Any
 
 import click
 
+from sira_seek.service.guards import DEFAULT_MAX_BODY_BYTES, KEYS_ENV, read_api_keys
+from sira_seek.workflows import validation
+from sira_seek.workflows.errors import InvalidInput
+
+from .exit_codes import BadInput
 from .options import cluster_options, json_option
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+"""Host header values a loopback server answers by default (a DNS-rebinding page sends its
+own domain name, which is refused)."""
 
 
 def _is_loopback(host: str) -> bool:
@@ -25,7 +36,40 @@ def _is_loopback(host: str) -> bool:
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--index", default=None, help="Index used when a request names none.")
+@click.option(
+    "--index",
+    "indexes",
+    multiple=True,
+    help="An index (or alias) requests may name; repeat for several; the first is the "
+    "default. Without it, any one index by name (never a wildcard or a list).",
+)
+@click.option(
+    "--api-keys-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help=f"Bearer API keys, one per line (also {KEYS_ENV}, comma-separated): every request "
+    "but the OpenAPI pages needs `Authorization: Bearer KEY`.",
+)
+@click.option(
+    "--open",
+    "run_open",
+    is_flag=True,
+    help="Serve a non-loopback --host without API keys (only behind your own authentication).",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(1024),
+    default=DEFAULT_MAX_BODY_BYTES,
+    show_default=True,
+    help="Larger request bodies get 413.",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="Host header values served (repeat). Default: loopback names on a loopback --host, "
+    "any on another.",
+)
 @click.option(
     "--llm",
     "llm_spec",
@@ -47,7 +91,11 @@ def _is_loopback(host: str) -> bool:
 def serve(
     host: str,
     port: int,
-    index: str | None,
+    indexes: tuple[str, ...],
+    api_keys_file: Path | None,
+    run_open: bool,
+    max_body_bytes: int,
+    allowed_hosts: tuple[str, ...],
     llm_spec: str | None,
     access_log: bool,
     as_json: bool,
@@ -87,9 +135,32 @@ def serve(
             engine=engine,
         )
 
-    app = create_app(connect, ServiceConfig(llm=llm_spec, index=index), redact=redact)
-    if not _is_loopback(host):
-        click.echo(f"warning: listening on {host}: the API has no authentication", err=True)
+    try:
+        keys = read_api_keys(api_keys_file, os.environ.get(KEYS_ENV))
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    if not keys and not _is_loopback(host) and not run_open:
+        raise BadInput(
+            f"refusing to serve {host} without API keys: give --api-keys-file (or {KEYS_ENV}), "
+            "or --open when your own proxy authenticates callers"
+        )
+    for name in indexes:
+        try:
+            validation.index_name(name, field="--index")
+        except InvalidInput as exc:
+            raise BadInput(str(exc)) from None
+    if not allowed_hosts:
+        allowed_hosts = LOOPBACK_HOSTS if _is_loopback(host) else ("*",)
+    config = ServiceConfig(
+        llm=llm_spec,
+        indexes=indexes,
+        api_keys=keys,
+        max_body_bytes=max_body_bytes,
+        allowed_hosts=allowed_hosts,
+    )
+    app = create_app(connect, config, redact=Redactor([*redact.secrets, *keys]))
+    if not keys and not _is_loopback(host):
+        click.echo(f"warning: listening on {host} without API keys (--open)", err=True)
     config = uvicorn.Config(
         app, host=host, port=port, access_log=access_log, log_level="info", lifespan="on"
     )
@@ -106,7 +177,9 @@ def serve(
             "host": host,
             "port": bound,
             "docs": f"{base}/docs",
-            "index": index,
+            "index": config.index,
+            "indexes": list(indexes),
+            "auth": bool(keys),
             "llm": redact(llm_spec) if llm_spec else None,
         }
         click.echo(json.dumps(line), nl=True)

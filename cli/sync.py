@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,30 +19,24 @@ import click
 from tqdm import tqdm
 
 from sira_seek.backend import SearchBackend
-from sira_seek.llm.ledger import LLMUsageLedger
-from sira_seek.sync.batch_output import BatchOutputError, BatchOutputPhraseSource
 from sira_seek.sync.batch_requests import export_requests
 from sira_seek.sync.checkpoint import RunStateStore
-from sira_seek.sync.cpu_default import choose_cpu_llm, cpu_llm, is_cpu_alias
 from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
-from sira_seek.sync.estimate import estimate_run, sample_for
-from sira_seek.sync.expunge import expunge_deletes as expunge_index_deletes
 from sira_seek.sync.index_status import index_sync_status
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.migrate import migrate_index
-from sira_seek.sync.phrase_sources import LLMUnavailableError, PhraseSource
 from sira_seek.sync.resumable_scan import processed_by_run_query
 from sira_seek.sync.run_report import RunCounts, RunReport
-from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
 from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
-from sira_seek.sync.source_factory import build_phrase_source
+from sira_seek.workflows.enrich import EnrichRequest, Prepared, enrich
+from sira_seek.workflows.enrich import estimate as estimate_enrichment
 
 from .envvars import SYNC_PREFIX, assign_envvars
 from .exit_codes import ExitCode
 from .options import (
     DebuggableGroup,
-    as_click_error,
+    LazyBackend,
     backend_from_options,
     cluster_options,
     friendly_errors,
@@ -81,32 +76,6 @@ def main() -> None:
 
 def _sync_settings(**overrides: Any) -> SyncSettings:
     return SyncSettings(**{k: v for k, v in overrides.items() if v is not None})
-
-
-def _phrase_source(
-    settings: SyncSettings,
-    *,
-    from_jsonl: Path | None,
-    llm: str | None,
-    model_id: str | None,
-    prompt_id_override: str | None,
-    prompt_style: str,
-    categories: bool,
-    no_cache: bool,
-    ledger: LLMUsageLedger,
-) -> PhraseSource:
-    return build_phrase_source(
-        settings,
-        from_jsonl=from_jsonl,
-        llm=llm,
-        model_id=model_id,
-        prompt_id_override=prompt_id_override,
-        # One spelling on every command line (`fewshot`); the sync library calls it completion.
-        prompt_style="completion" if prompt_style == "fewshot" else prompt_style,  # type: ignore[arg-type]
-        categories=categories,
-        use_cache=not no_cache,
-        ledger=ledger,
-    )
 
 
 class _ProgressBar:
@@ -162,21 +131,6 @@ def _summary(report: RunReport) -> str:
     return text
 
 
-def _resolve_cpu_alias(
-    prompt_style: str, concurrency: int | None, *, generates: bool
-) -> tuple[str, str, int | None]:
-    """``--llm cpu``: (spec, prompt style, concurrency) of the faster CPU backend; a vLLM server
-    started for the run stops when the command ends (click closes it with the context)."""
-    choice = choose_cpu_llm(generates=generates)
-    click.echo(f"--llm cpu: {choice.reason}", err=True)
-    spec, _ = click.get_current_context().with_resource(cpu_llm(choice))
-    if choice.start_server:
-        click.echo(f"--llm cpu: vLLM serving at {spec}", err=True)
-    # Both CPU backends serve the base Gemma model, which continues the few-shot prompt.
-    style = "fewshot" if prompt_style == "auto" else prompt_style
-    return spec, style, concurrency if concurrency is not None else choice.concurrency
-
-
 @main.command("run")
 @click.option("--index", required=True, help="Index (or alias) to enrich.")
 @click.option("--fields", default=None, help="Source fields the LLM reads [title,text].")
@@ -229,28 +183,10 @@ def _resolve_cpu_alias(
 @friendly_errors
 def run_cmd(
     index: str,
-    fields: str | None,
-    from_jsonl: Path | None,
-    from_batch_output: Path | None,
-    llm: str | None,
-    slice_text: str | None,
-    resume: bool,
-    dry_run: bool,
     estimate: bool,
     sample: int | None,
     report_path: Path | None,
-    tau: float | None,
-    categories: bool,
-    task: str | None,
-    prompt_style: str,
-    model_id: str | None,
-    prompt_id_override: str | None,
-    text_budget: int | None,
-    page_size: int | None,
-    concurrency: int | None,
-    state_dir: Path | None,
     no_cache: bool,
-    expunge_deletes: bool,
     no_progress: bool,
     as_json: bool,
     **kw: Any,
@@ -259,79 +195,63 @@ def run_cmd(
 
     Exits 3 (after the report) when the cluster refused some writes.
     """
-    if sum(x is not None for x in (from_jsonl, from_batch_output, llm)) != 1:
+    if sum(x is not None for x in (kw["from_jsonl"], kw["from_batch_output"], kw["llm"])) != 1:
         raise click.UsageError(
             "give exactly one of --from-jsonl FILE and --llm SPEC (or --from-batch-output FILE)"
         )
-    if is_cpu_alias(llm):
-        llm, prompt_style, concurrency = _resolve_cpu_alias(
-            prompt_style, concurrency, generates=estimate or not dry_run
-        )
-    if page_size is None and llm is not None:
-        # Pages of an LLM run are a few batches of requests, so progress and checkpoints move.
-        page_size = 4 * (concurrency or SyncSettings().llm_concurrency)
-    settings = _sync_settings(
-        fields=fields,
-        tau=tau,
-        task=task,
-        text_budget_chars=text_budget,
-        page_size=page_size,
-        llm_concurrency=concurrency,
-        state_dir=state_dir,
+    cluster = {k: kw.pop(k) for k in list(kw) if k in _CLUSTER_KEYS}
+    request = EnrichRequest.build(
+        index=index,
+        use_cache=not no_cache,
+        prompt_id=kw.pop("prompt_id_override"),
+        slice=kw.pop("slice_text"),
+        **kw,
     )
-    slice_spec = SliceSpec.parse(slice_text)
-    backend = backend_from_options(kw)
-    ledger = LLMUsageLedger()
-    source: PhraseSource
-    if from_batch_output is not None:
-        try:
-            source = BatchOutputPhraseSource(
-                from_batch_output,
-                model=model_id,
-                prompt_id=prompt_id_override,
-                max_phrases=settings.max_phrases,
-                max_categories=settings.max_categories,
-            )
-        except (BatchOutputError, FileNotFoundError) as exc:
-            raise click.UsageError(str(exc)) from None
-        if source.bad_lines:
-            click.echo(
-                f"warning: {len(source.bad_lines)} of {source.lines} lines of "
-                f"{from_batch_output} name no sira-sync request (lines "
-                f"{', '.join(map(str, source.bad_lines[:10]))}); ignored",
-                err=True,
-            )
-    else:
-        source = _phrase_source(
-            settings,
-            from_jsonl=from_jsonl,
-            llm=llm,
-            model_id=model_id,
-            prompt_id_override=prompt_id_override,
-            prompt_style=prompt_style,
-            categories=categories,
-            no_cache=no_cache or estimate,
-            ledger=ledger,
+    backend = LazyBackend(cluster)
+    if estimate:
+        result = estimate_enrichment(backend, request, sample=sample, notice=_stderr)
+        click.echo(json.dumps(result.model_dump(), indent=2) if as_json else result.describe())
+        return
+    quiet = not show_progress(no_progress=no_progress, as_json=as_json)
+    progress = _progress(index, quiet=quiet, resume=request.resume)
+    report = enrich(backend, request, on_start=progress, notice=_stderr)
+    _render_report(report, report_path, as_json)
+
+
+_CLUSTER_KEYS = (
+    "url", "api_key", "username", "password", "ca_certs", "ssl_fingerprint", "insecure", "engine",
+)  # fmt: skip
+
+
+def _stderr(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _progress(
+    index: str, *, quiet: bool, resume: bool
+) -> Callable[[SearchBackend, Prepared], Callable[[int, RunCounts], None]]:
+    """A progress bar over the scanned documents, started where a resumed run left off."""
+
+    def start(backend: SearchBackend, run: Prepared) -> Callable[[int, RunCounts], None]:
+        total = backend.count(index) if backend.index_exists(index) else 0
+        done = 0
+        previous = RunStateStore(run.settings.state_dir, index, run.slice_spec).load()
+        if resume and previous is not None and not previous.finished and total:
+            # A resumed scan leaves out what the killed run wrote: start the bar there (its
+            # last writes may not be refreshed yet).
+            backend.refresh(index)
+            done = total - backend.count(index, processed_by_run_query(previous))
+        bar = _ProgressBar(
+            total, initial=done, disable=quiet, desc=f"sira-sync {index} {run.slice_spec}"
         )
-    try:
-        if estimate:
-            if sample is None:
-                sample = sample_for(llm, settings.llm_concurrency)
-            result = estimate_run(backend, index, source, settings, slice_spec, sample=sample)
-            click.echo(json.dumps(result.model_dump(), indent=2) if as_json else result.describe())
-            return
-        quiet = not show_progress(no_progress=no_progress, as_json=as_json)
-        report = _run(backend, index, source, settings, slice_spec, resume, dry_run, quiet)
-    except (MappingConflictError, ResumeMismatchError, LLMUnavailableError) as exc:
-        raise as_click_error(exc) from None
-    finally:
-        source.close()
-    if ledger.records:
-        report.llm_usage = ledger.summary()
-    if expunge_deletes and not report.dry_run:
-        if not as_json:
-            click.echo(f"merging away the deleted copies in {index} ...", err=True)
-        report.expunge = expunge_index_deletes(backend, index)
+        click.get_current_context().call_on_close(bar.close)
+        return bar
+
+    return start
+
+
+def _render_report(report: RunReport, report_path: Path | None, as_json: bool) -> None:
+    """The report on stdout (and in ``--report``); exit 3 when the cluster refused writes."""
     if report_path is not None:
         report_path.parent.mkdir(parents=True, exist_ok=True)
         report_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
@@ -349,50 +269,6 @@ def run_cmd(
             err=True,
         )
         raise SystemExit(ExitCode.PARTIAL_FAILURE)
-
-
-def _run(
-    backend: SearchBackend,
-    index: str,
-    source: PhraseSource,
-    settings: SyncSettings,
-    slice_spec: SliceSpec,
-    resume: bool,
-    dry_run: bool,
-    no_progress: bool,
-) -> RunReport:
-    store = RunStateStore(settings.state_dir, index, slice_spec)
-    previous = store.load()
-    if not resume and not dry_run and previous is not None and not previous.finished:
-        click.echo(
-            f"note: the run {previous.run_id} on slice {slice_spec} did not finish; starting a "
-            "new one (pass --resume to continue it; either way no document is done twice)",
-            err=True,
-        )
-    total = backend.count(index) if backend.index_exists(index) else 0
-    done = 0
-    if resume and previous is not None and not previous.finished and total:
-        # A resumed scan leaves out what the killed run wrote: start the bar there (its last
-        # writes may not be refreshed yet).
-        backend.refresh(index)
-        done = total - backend.count(index, processed_by_run_query(previous))
-    bar = _ProgressBar(
-        total, initial=done, disable=no_progress, desc=f"sira-sync {index} {slice_spec}"
-    )
-    try:
-        runner = SyncRunner(
-            backend,
-            index,
-            source,
-            settings,
-            slice_spec=slice_spec,
-            dry_run=dry_run,
-            resume=resume,
-            on_page=bar,
-        )
-        return runner.run()
-    finally:
-        bar.close()
 
 
 @main.command("export-requests")

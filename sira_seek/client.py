@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from sira_seek.sira.settings import Task
     from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
-    from sira_seek.sync.source_factory import PromptStyleChoice
     from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 logger = logging.getLogger(__name__)
@@ -325,64 +323,20 @@ class SiraSeek:
         ``"i/N"``; ``resume`` continues that slice's unfinished run. Safe to re-run and to
         kill, as the ``sira-sync`` command.
         """
-        from sira_seek.llm.ledger import LLMUsageLedger
-        from sira_seek.sync.cpu_default import cpu_llm, is_cpu_alias
-        from sira_seek.sync.runner import SyncRunner
-        from sira_seek.sync.settings import SyncSettings
-        from sira_seek.sync.slicing import SliceSpec
-        from sira_seek.sync.source_factory import build_phrase_source
+        from sira_seek.workflows.enrich import EnrichRequest, enrich
 
-        overrides: dict[str, object] = {"fields": tuple(fields), "task": corpus_task}
-        if tau is not None:
-            overrides["tau"] = tau
-        if state_dir is not None:
-            overrides["state_dir"] = Path(state_dir)
-        with ExitStack() as stack:
-            style: PromptStyleChoice = "auto"
-            concurrency = SyncSettings().llm_concurrency
-            if is_cpu_alias(llm):
-                # As `sira-sync --llm cpu`: the faster CPU backend, a vLLM server started for
-                # this run if it needs one (stopped when the run ends).
-                llm, choice = stack.enter_context(cpu_llm(generates=not dry_run))
-                style = "completion"  # both CPU backends serve a base model
-                concurrency = choice.concurrency or concurrency
-                overrides["llm_concurrency"] = concurrency
-            if llm is not None:
-                # Pages of an LLM run are a few batches of requests, so checkpoints move (as
-                # the CLI).
-                overrides["page_size"] = 4 * concurrency
-            settings = SyncSettings.model_validate(overrides)
-            ledger = LLMUsageLedger()
-            source = stack.enter_context(
-                closing(
-                    build_phrase_source(
-                        settings,
-                        from_jsonl=Path(from_jsonl) if from_jsonl is not None else None,
-                        llm=llm,
-                        prompt_style=style,
-                        categories=categories,
-                        use_cache=use_cache,
-                        ledger=ledger,
-                    )
-                )
-            )
-            report = SyncRunner(
-                self._backend,
-                index,
-                source,
-                settings,
-                slice_spec=SliceSpec.parse(slice),
-                dry_run=dry_run,
-                resume=resume,
-            ).run()
-        if ledger.records:
-            report.llm_usage = ledger.summary()
-        logger.info(
-            "sira-sync %s: %d seen, %d enriched, %d failed",
-            index,
-            report.counts.seen,
-            report.counts.enriched,
-            report.counts.failed,
+        request = EnrichRequest.build(
+            index=index,
+            llm=llm,
+            from_jsonl=from_jsonl,
+            fields=tuple(fields),
+            tau=tau,
+            categories=categories,
+            task=corpus_task,
+            slice=slice,
+            resume=resume,
+            dry_run=dry_run,
+            state_dir=state_dir,
+            use_cache=use_cache,
         )
-        return report
-
+        return enrich(self._backend, request)

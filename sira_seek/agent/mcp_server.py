@@ -20,9 +20,9 @@ from typing import Annotated, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, StrictInt
 
-from sira_seek.sira.index_profile import SiraIndexError
+from sira_seek.workflows.errors import NotFound, classify
 
 from .tools import (
     MAX_K,
@@ -61,11 +61,15 @@ class CategoryToolResult(CategoryLookup):
 
 
 def _anticipated(call: Callable[[], T]) -> T:
-    """Run one tool call, turning the errors an agent can fix into ``ToolError``s it reads."""
+    """Run one tool call; every failure the workflows classify (bad input, a missing index,
+    the cluster or the LLM down) becomes a ``ToolError`` whose text says which and why."""
     try:
         return call()
-    except (ValueError, SiraIndexError) as exc:
-        raise ToolError(str(exc)) from exc
+    except Exception as exc:
+        known = classify(exc)
+        if known is None:
+            raise
+        raise ToolError(f"{known.kind}: {known}") from exc
 
 
 def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
@@ -87,7 +91,7 @@ def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
                 "index's document frequencies before it enters the query. Omit for plain BM25."
             ),
         ] = None,
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages.")] = 10,
+        k: Annotated[StrictInt, Field(ge=1, le=MAX_K, description="How many passages.")] = 10,
     ) -> SearchToolResult:
         """Search the index: titled passages with ids, and the grounding decision of every
         expansion (kept, or dropped as absent / too common, with its document frequency)."""
@@ -96,7 +100,7 @@ def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
     def categories(
         name: Annotated[str, Field(description="A category name, e.g. 'Defunct magazines'.")],
         k: Annotated[
-            int,
+            StrictInt,
             Field(ge=1, le=MAX_K, description="How many nearest categories and documents."),
         ] = 10,
     ) -> CategoryToolResult:
@@ -116,7 +120,10 @@ def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
         """The whole passage: title, text, and its categories and keywords when enriched."""
         found = _anticipated(lambda: tools.fetch(doc_id))
         if found is None:
-            raise ToolError(f"no document with id {doc_id!r} in index {tools.index!r}")
+            if not _anticipated(lambda: tools.backend.index_exists(tools.index)):
+                missing = NotFound(f"index {tools.index!r} does not exist", field="index")
+                raise ToolError(f"{missing.kind}: {missing}")
+            raise ToolError(f"not_found: no document with id {doc_id!r} in index {tools.index!r}")
         return found
 
     server.add_tool(search, annotations=read_only)

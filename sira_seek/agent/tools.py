@@ -22,7 +22,9 @@ from sira_seek.fields import CATEGORIES, CATEGORY_WORDS, PHRASES, TEXT, TITLE
 from sira_seek.sira.categories import rank_neighbours
 from sira_seek.sira.index_profile import IndexProfile, read_index_profile
 from sira_seek.sira.retriever import SiraRetriever
-from sira_seek.sira.settings import SiraSettings
+from sira_seek.workflows import validation
+from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.sira_setup import sira_settings
 
 logger = logging.getLogger(__name__)
 
@@ -116,8 +118,10 @@ def _clean(values: Sequence[str] | None) -> list[str]:
 
 
 def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise InvalidInput(f"must be an integer, not {type(k).__name__}", field="k")
     if not 1 <= k <= MAX_K:
-        raise ValueError(f"k must be between 1 and {MAX_K}, not {k}")
+        raise InvalidInput(f"must be between 1 and {MAX_K}, not {k}", field="k")
     return k
 
 
@@ -158,7 +162,8 @@ class AgentTools:
         The expansions are grounded first: each is kept only when some window of it occurs in
         at most ``tau * |C|`` documents, and ``grounding`` says what happened to every one.
         """
-        settings = SiraSettings.model_validate({**self._knobs, "size": _check_k(k)})
+        query = validation.query_text(query)
+        settings = sira_settings(**self._knobs, size=_check_k(k))
         phrases = _clean(expansions)
         cats = _clean(categories)
         retriever = SiraRetriever(
@@ -223,7 +228,7 @@ class AgentTools:
         _check_k(k)
         name = name.strip()
         if not name:
-            raise ValueError("the category name is empty")
+            raise InvalidInput("the category name is empty")
         field = self.profile.category_field
         if field is None:
             return CategoryLookup(name=name, available=False)
@@ -277,7 +282,7 @@ class AgentTools:
     def fetch(self, doc_id: str) -> FetchedDocument | None:
         """The whole stored document, or None when the index has no such id."""
         if not doc_id.strip():
-            raise ValueError("the document id is empty")
+            raise InvalidInput("the document id is empty")
         hit = self.backend.get(self.index, doc_id)
         if hit is None:
             return None

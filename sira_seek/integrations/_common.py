@@ -22,12 +22,22 @@ from sira_seek.client import SiraSeek
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.search import fell_back_to_bm25
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 logger = logging.getLogger(__name__)
 
 #: The metadata every framework document carries, whatever the framework.
-METADATA_KEYS = ("id", "score", "rank", "title", "index", "method", "matched_queries")
+METADATA_KEYS = (
+    "id",
+    "score",
+    "rank",
+    "title",
+    "index",
+    "method",
+    "matched_queries",
+    "fell_back_to_bm25",
+)
 
 
 def missing_framework(module: str, package: str, extra: str) -> ImportError:
@@ -110,6 +120,7 @@ class Passage:
     index: str
     method: RetrievalMethod
     matched_queries: list[str] | dict[str, float] | None
+    fell_back_to_bm25: bool = False
 
     def metadata(self) -> dict[str, Any]:
         """The ``METADATA_KEYS`` of this passage (JSON-serialisable, as Haystack requires)."""
@@ -121,6 +132,7 @@ class Passage:
             "index": self.index,
             "method": self.method,
             "matched_queries": self.matched_queries,
+            "fell_back_to_bm25": self.fell_back_to_bm25,
         }
 
 
@@ -157,6 +169,7 @@ def search_passages(
         query_id=query_id,
     )
     texts = _passage_texts(client, options.index, [hit.id for hit in result.hits])
+    fell_back = fell_back_to_bm25(options.method, result)
     passages = [
         Passage(
             id=hit.id,
@@ -167,6 +180,7 @@ def search_passages(
             index=options.index,
             method=options.method,
             matched_queries=hit.matched_queries,
+            fell_back_to_bm25=fell_back,
         )
         for rank, hit in enumerate(result.hits, start=1)
     ]

@@ -6,7 +6,11 @@ Install with ``pip install 'sira-seek[langchain]'``. ``SiraSeekRetriever`` is a 
 ``_id`` as ``id``, and ``id``, ``score``, ``rank``, ``title``, ``index``, ``method`` and
 ``matched_queries`` in ``metadata``; the ranking is exactly ``sira-seek search``'s.
 
-Expansions keyed by query id are reached with ``retriever.invoke(text, query_id="q1")``.
+Expansions keyed by query id are reached with ``retriever.invoke(text, query_id="q1")``;
+``retriever.invoke(text, k=3)`` overrides ``k`` for one call. Fields set after construction
+take effect on the next call (``client`` and ``url`` cannot change: build a new retriever).
+A SIRA search whose phrase source has nothing for the query runs as plain BM25, logs a
+warning and sets ``metadata["fell_back_to_bm25"]``.
 """
 
 from __future__ import annotations
@@ -57,16 +61,29 @@ class SiraSeekRetriever(BaseRetriever):
     weight: float | None = None
     task: Task | None = None
 
-    _options: RetrievalOptions = PrivateAttr()
     _client: SiraSeek = PrivateAttr()
     _owns_client: bool = PrivateAttr(default=False)
 
     @model_validator(mode="after")
     def _connect(self) -> SiraSeekRetriever:
         # Validate the options before connecting, so a typo fails without a network call.
-        self._options = RetrievalOptions.build(
+        self._options_for(None)
+        self._client, self._owns_client = open_client(self.client, self.url)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("client", "url") and "_client" in (self.__pydantic_private__ or {}):
+            raise AttributeError(
+                f"{name} cannot change after construction: build a new SiraSeekRetriever"
+            )
+        super().__setattr__(name, value)
+
+    def _options_for(self, k: int | None) -> RetrievalOptions:
+        """The options as the fields are now (so a field set after construction counts),
+        with ``k`` for one call when given."""
+        return RetrievalOptions.build(
             index=self.index,
-            k=self.k,
+            k=self.k if k is None else k,
             method=self.method,
             expansions=self.expansions,
             llm=self.llm,
@@ -74,8 +91,6 @@ class SiraSeekRetriever(BaseRetriever):
             weight=self.weight,
             task=self.task,
         )
-        self._client, self._owns_client = open_client(self.client, self.url)
-        return self
 
     def close(self) -> None:
         """Close the connection if this retriever opened it (``url=``), not a given client."""
@@ -88,9 +103,11 @@ class SiraSeekRetriever(BaseRetriever):
         *,
         run_manager: CallbackManagerForRetrieverRun,
         query_id: str | None = None,
+        k: int | None = None,
         **_kwargs: Any,
     ) -> list[Document]:
-        _, passages = search_passages(self._client, self._options, query, query_id=query_id)
+        options = self._options_for(k)
+        _, passages = search_passages(self._client, options, query, query_id=query_id)
         return [_document(p) for p in passages]
 
     async def _aget_relevant_documents(
@@ -99,12 +116,14 @@ class SiraSeekRetriever(BaseRetriever):
         *,
         run_manager: AsyncCallbackManagerForRetrieverRun,
         query_id: str | None = None,
+        k: int | None = None,
         **_kwargs: Any,
     ) -> list[Document]:
+        options = self._options_for(k)
         # The cluster client is synchronous and thread-safe: a worker thread keeps the event
         # loop free while the search (and any LLM expansion) runs.
         _, passages = await asyncio.to_thread(
-            search_passages, self._client, self._options, query, query_id=query_id
+            search_passages, self._client, options, query, query_id=query_id
         )
         return [_document(p) for p in passages]
 

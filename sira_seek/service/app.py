@@ -23,13 +23,16 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from sira_seek import __version__
 from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.sira.settings import MAX_WEIGHT
 from sira_seek.sira.term_vectors import TermStatisticsError
+from sira_seek.workflows import validation
 from sira_seek.workflows.errors import (
+    Conflict,
     InvalidInput,
     NotAllowed,
     NotFound,
@@ -37,6 +40,7 @@ from sira_seek.workflows.errors import (
     classify,
 )
 
+from .guards import DEFAULT_MAX_BODY_BYTES, ApiKeys, BodyLimit
 from .redaction import Redactor
 
 if TYPE_CHECKING:
@@ -69,7 +73,48 @@ class ServiceConfig(BaseModel):
         default=None,
         description="LLM spec for SIRA expansions (requests without `expansions`) and SEEK.",
     )
-    index: str | None = Field(default=None, description="Index used when a body names none.")
+    indexes: tuple[str, ...] = Field(
+        default=(),
+        description="The indexes (or aliases) requests may name; the first is the default. "
+        "Empty: any one index by name (never a wildcard or a list).",
+    )
+    api_keys: tuple[str, ...] = Field(
+        default=(), repr=False, exclude=True, description="Bearer keys; empty: no auth."
+    )
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
+    allowed_hosts: tuple[str, ...] = Field(
+        default=("*",), description="Host header values served (DNS-rebinding guard)."
+    )
+
+    @property
+    def index(self) -> str | None:
+        """The index used when a request names none."""
+        return self.indexes[0] if self.indexes else None
+
+
+class ErrorItem(BaseModel):
+    """One problem with a request: where (``loc``) and what (``msg``)."""
+
+    loc: list[str | int]
+    msg: str
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: one readable line, and the problems one by one (may be empty)."""
+
+    detail: str
+    errors: list[ErrorItem] = Field(default_factory=list)
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "Missing or wrong API key (when keys are set)."},
+    403: {"model": ErrorBody, "description": "The index is not one this service serves."},
+    404: {"model": ErrorBody, "description": "The index does not exist."},
+    409: {"model": ErrorBody, "description": "The index lacks what the job needs."},
+    413: {"model": ErrorBody, "description": "The request body is too large."},
+    422: {"model": ErrorBody, "description": "The request is invalid; `errors` says where."},
+    503: {"model": ErrorBody, "description": "The cluster or the LLM is unavailable."},
+}
 
 
 class SearchRequest(BaseModel):
@@ -209,7 +254,7 @@ class SharedExpander:
                 self._expander = None
 
 
-_STATUS = {InvalidInput: 422, NotAllowed: 403, NotFound: 404, Unavailable: 503}
+_STATUS = {InvalidInput: 422, NotAllowed: 403, NotFound: 404, Conflict: 409, Unavailable: 503}
 """The workflows' error kinds as HTTP statuses (the same table as the CLI's exit codes)."""
 
 
@@ -269,10 +314,17 @@ def create_app(
         "weighted BM25 query) and SEEK answers over an Elasticsearch or OpenSearch cluster.",
         lifespan=lifespan,
     )
+    # Outermost first: the Host header, then the key, then the body size (never read for a
+    # caller without a key).
+    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    if config.api_keys:
+        app.add_middleware(ApiKeys, keys=config.api_keys)
+    if config.allowed_hosts != ("*",):
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts))
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(status_code=exc.status, content={"detail": exc.detail})
+        return JSONResponse(status_code=exc.status, content={"detail": exc.detail, "errors": []})
 
     @app.exception_handler(RequestValidationError)
     async def _bad_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -285,14 +337,26 @@ def create_app(
         return JSONResponse(status_code=422, content={"detail": message, "errors": errors})
 
     def index_for(given: str | None) -> str:
+        """The index a request may search: a valid name (422), on the allow-list (403);
+        decided before any request reaches the cluster."""
         index = given or config.index
         if not index:
             raise ServiceError(
                 422, "body.index: no index given and the server has no default (--index)"
             )
+        try:
+            validation.index_name(index, field="body.index")
+        except InvalidInput as exc:
+            raise ServiceError(422, redact(str(exc))) from None
+        if config.indexes and index not in config.indexes:
+            raise ServiceError(403, f"body.index: this service does not serve {index!r}")
         return index
 
-    @app.get("/health", summary="Whether the cluster answers, and what it is")
+    @app.get(
+        "/health",
+        summary="Whether the cluster answers, and what it is",
+        responses={401: ERROR_RESPONSES[401], 503: {"description": "The cluster is down."}},
+    )
     def health() -> JSONResponse:
         try:
             sk = cluster.get()
@@ -311,6 +375,7 @@ def create_app(
             "cluster_name": info.cluster_name,
             "llm": config.llm,
             "index": config.index,
+            "indexes": list(config.indexes),
             "sira_seek": __version__,
         }
         return JSONResponse(status_code=200 if body["status"] == "ok" else 503, content=body)
@@ -322,6 +387,7 @@ def create_app(
         "`rerank_score`}], `query` (the request body sent), `candidates` (the grounded "
         "candidate table), `categories`, `doc_count`, `max_doc_freq`, `plain_bm25`, "
         "`expansion_source`, `timings_ms`, `llm_calls`, `notes`, `explain` (Dev Tools).",
+        responses=ERROR_RESPONSES,
     )
     def search(request: SearchRequest) -> dict[str, Any]:
         index = index_for(request.index)
@@ -335,6 +401,7 @@ def create_app(
         "/ask",
         summary="Answer a question with SEEK: the completed sketch, sub-queries, answer",
         response_description="The `SeekResult`, as `sira-seek ask --json` without `explain`.",
+        responses=ERROR_RESPONSES,
     )
     def ask(request: AskRequest) -> dict[str, Any]:
         index = index_for(request.index) if request.method != "vanilla-llm" else request.index

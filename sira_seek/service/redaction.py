@@ -26,6 +26,11 @@ class Redactor:
         # The longest first, so a secret containing another is masked whole.
         self._secrets = sorted(found, key=len, reverse=True)
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets masked, longest first."""
+        return tuple(self._secrets)
+
     @classmethod
     def for_cluster(
         cls, *, url: str | None, password: str | None, api_key: str | None

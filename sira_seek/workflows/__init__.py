@@ -7,9 +7,18 @@ server and the framework adapters call them, and map the one error hierarchy
 (``workflows.errors``) to their own conventions.
 """
 
-from .errors import InvalidInput, NotAllowed, NotFound, Unavailable, WorkflowError, classify
+from .errors import (
+    Conflict,
+    InvalidInput,
+    NotAllowed,
+    NotFound,
+    Unavailable,
+    WorkflowError,
+    classify,
+)
 
 __all__ = [
+    "Conflict",
     "InvalidInput",
     "NotAllowed",
     "NotFound",

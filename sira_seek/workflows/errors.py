@@ -12,6 +12,8 @@ InvalidInput     2       422     a value or file the caller gave cannot be used 
 NotAllowed       2       403     a well-formed request for something this deployment does
                                  not serve (an index outside the allow-list)
 NotFound         1       404     the index (or document) named does not exist
+Conflict         1       409     the index exists but its state does not allow the job (no
+                                 sira-seek fields, a mapping that refuses them, read-only)
 Unavailable      1       503     the cluster or the LLM refused or cannot be reached
 ===============  ======  ======  =========================================================
 
@@ -56,6 +58,13 @@ class NotFound(WorkflowError):
     kind = "not_found"
 
 
+class Conflict(WorkflowError):
+    """The index exists, but its state does not allow the job (missing fields, a conflicting
+    mapping, a write block); the message says what to do."""
+
+    kind = "conflict"
+
+
 class Unavailable(WorkflowError):
     """The cluster or the LLM server refused or cannot be reached; retrying may help."""
 
@@ -71,18 +80,26 @@ def classify(exc: BaseException) -> WorkflowError | None:
 
     from sira_seek.backend import EngineError, ScanContextLostError
     from sira_seek.corpus import BadInputLineError
+    from sira_seek.ingest import IngestTargetError
     from sira_seek.llm.errors import LLMCallError
     from sira_seek.sira.df_check import TooManyCandidatesError
     from sira_seek.sira.index_profile import SiraIndexError
     from sira_seek.sira.retriever import EmptyQueryError
     from sira_seek.sira.term_vectors import TermStatisticsError
+    from sira_seek.sync.mapping import MappingConflictError
+    from sira_seek.sync.phrase_sources import LLMUnavailableError
+    from sira_seek.sync.runner import ResumeMismatchError
 
     if isinstance(exc, WorkflowError):
         return exc
     if isinstance(exc, SiraIndexError):
         if "does not exist" in str(exc):
             return NotFound(str(exc), field="index")
-        return InvalidInput(str(exc), field="index")
+        return Conflict(str(exc), field="index")
+    if isinstance(exc, MappingConflictError | IngestTargetError):
+        return Conflict(str(exc), field="index")
+    if isinstance(exc, ResumeMismatchError):
+        return InvalidInput(str(exc), field="resume")
     if isinstance(exc, EmptyQueryError):
         return InvalidInput(str(exc), field="query")
     if isinstance(exc, TooManyCandidatesError):
@@ -91,7 +108,14 @@ def classify(exc: BaseException) -> WorkflowError | None:
         return InvalidInput(validation_message(exc))
     if isinstance(exc, BadInputLineError):
         return InvalidInput(str(exc))
-    if isinstance(exc, EngineError | LLMCallError | TermStatisticsError | ScanContextLostError):
+    unavailable = (
+        EngineError,
+        LLMCallError,
+        LLMUnavailableError,
+        TermStatisticsError,
+        ScanContextLostError,
+    )
+    if isinstance(exc, unavailable):
         return Unavailable(str(exc))
     return None
 

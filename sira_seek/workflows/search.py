@@ -172,10 +172,16 @@ def _reranker(llm: str | None, top_n: int) -> Any:
         raise InvalidInput(f"LLM backend {llm!r} is unusable: {exc}", field="llm") from None
 
 
+def fell_back_to_bm25(method: RetrievalMethod, result: SiraResult) -> bool:
+    """Whether a SIRA request ran as plain BM25 because its phrase source had nothing for the
+    query (not because grounding dropped every phrase: that is SIRA working as designed)."""
+    return method == "sira" and result.expansion.source == "none"
+
+
 def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     """A SIRA request whose phrase source had nothing for the query ran as plain BM25: say so
     (a note every front end shows, and a warning), instead of labelling BM25 hits SIRA."""
-    if request.method != "sira" or result.expansion.source != "none":
+    if not fell_back_to_bm25(request.method, result):
         return result
     why = result.expansion.note or "the phrase source has no entry for this query"
     note = f"{FALLBACK_NOTE}: {why}"

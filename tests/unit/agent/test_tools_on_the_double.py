@@ -146,7 +146,7 @@ def test_search_grounds_every_expansion_and_names_the_method() -> None:
 
 def test_search_rejects_bad_k() -> None:
     tools, _ = _tools()
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="k: must be"):
         tools.search("magazine", k=0)
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="k: must be"):
         tools.categories("magazines", k=MAX_K + 1)

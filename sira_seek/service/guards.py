@@ -1,0 +1,136 @@
+"""What stands between the network and the API: API keys, a body size limit, the Host header.
+
+A search service reachable by others needs the same three habits as any other: callers
+prove who they are (bearer API keys, compared in constant time, never logged), a request
+body cannot exhaust the server's memory (413 before the body is read whole), and a browser
+page cannot reach a loopback server through DNS rebinding (the Host header must name this
+server; Starlette's ``TrustedHostMiddleware`` checks it).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+"""4 MiB: a thousand times a long question with its expansions, far below a memory problem."""
+
+OPEN_PATHS = frozenset({"/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"})
+"""What answers without a key: the API's own description (it holds no data)."""
+
+KEYS_ENV = "SIRA_SEEK_SERVE_API_KEYS"
+
+
+def read_api_keys(path: Path | None, env_value: str | None) -> tuple[str, ...]:
+    """Keys from a file (one per line; blank lines and ``#`` comments skipped) and from the
+    comma-separated environment value. A key shorter than 16 characters is refused: it could
+    be guessed."""
+    keys: list[str] = []
+    if path is not None:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                keys.append(line)
+    keys += [k.strip() for k in (env_value or "").split(",") if k.strip()]
+    short = [i for i, key in enumerate(keys, start=1) if len(key) < 16]
+    if short:
+        raise ValueError(
+            f"API key {short[0]} is shorter than 16 characters; use long random keys "
+            "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+        )
+    return tuple(dict.fromkeys(keys))
+
+
+def key_matches(given: str, keys: Iterable[str]) -> bool:
+    """Whether ``given`` is one of ``keys``, in time independent of where they differ."""
+    found = False
+    for key in keys:
+        found |= hmac.compare_digest(given.encode(), key.encode())
+    return found
+
+
+async def _reply(send: Send, status: int, detail: str, headers: dict[str, str]) -> None:
+    body = json.dumps({"detail": detail, "errors": []}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimit:
+    """413 for a body over ``max_bytes``: at once from Content-Length, else as soon as the
+    streamed chunks pass the limit (the rest is never read)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        too_big = f"the request body is larger than {self.max_bytes:,} bytes"
+        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await _reply(send, 413, too_big, {"connection": "close"})
+            return
+        seen = 0
+        replied = False
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooBig
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal replied
+            replied = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited, guarded_send)
+        except _TooBig:
+            if not replied:
+                await _reply(send, 413, too_big, {"connection": "close"})
+
+
+class _TooBig(Exception):
+    pass
+
+
+class ApiKeys:
+    """401 unless ``Authorization: Bearer KEY`` names one of the keys (the OpenAPI document
+    and its pages excepted). The key is never logged or echoed."""
+
+    def __init__(self, app: ASGIApp, keys: tuple[str, ...]) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not given.strip():
+            detail = "missing API key: send `Authorization: Bearer <key>`"
+            await _reply(send, 401, detail, {"www-authenticate": "Bearer"})
+            return
+        if not key_matches(given.strip(), self.keys):
+            detail = "wrong API key"
+            await _reply(send, 401, detail, {"www-authenticate": 'Bearer error="invalid_token"'})
+            return
+        await self.app(scope, receive, send)
