@@ -95,7 +95,9 @@ def server(
     """A server on the engine's node with a username and password from the environment
     (the open test node ignores them; the point is that they never come back out)."""
     env = {"SIRA_SEEK_USERNAME": "svc-user", "SIRA_SEEK_PASSWORD": SECRET}
-    args = ["--url", node_urls[engine], "--index", wikimh_indexes[engine]]
+    # The allow-list: the corpus, and one name that does not exist on the cluster (404).
+    allowed = ["--index", wikimh_indexes[engine], "--index", "no-such-index-here"]
+    args = ["--url", node_urls[engine], *allowed]
     found = Server(args, env, tmp_path_factory.mktemp(f"serve-{engine}"))
     yield found
     found.stop()
@@ -196,6 +198,13 @@ def test_health_and_openapi_docs(server: Server, engine: str) -> None:
         ({"query": "q", "expansion": ["typo"]}, 422, "body.expansion"),  # unknown field
         ({"query": "q", "tau": 3}, 422, "body.tau"),
         ({"query": "q", "index": "no-such-index-here"}, 404, "does not exist"),
+        ({"query": "q", "index": "another-index"}, 403, "does not serve 'another-index'"),
+        ({"query": "q", "index": "wikimh/_refresh"}, 422, "not an index name"),
+        ({"query": "q", "index": "_all"}, 422, "may not start with"),
+        ({"query": "q", "k": True}, 422, "body.k"),
+        ({"query": "q", "k": "5"}, 422, "body.k"),
+        ({"query": "q", "weight": 1e308}, 422, "body.weight"),
+        ({"query": "q " * 2000}, 422, "words"),
     ],
 )
 def test_bad_search_requests_get_4xx_with_a_clear_message(

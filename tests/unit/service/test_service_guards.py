@@ -1,0 +1,110 @@
+"""The service's guards in process: keys, the index allow-list, body and Host limits.
+
+No cluster: ``connect`` is a scripted double that records whether the service reached for
+the cluster at all, which is the point of the allow-list (a refused index costs the cluster
+nothing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from sira_seek.service.app import ServiceConfig, create_app
+from sira_seek.service.guards import key_matches, read_api_keys
+
+KEY = "k-" + "x" * 30
+
+
+class ClusterReachDouble:
+    """Stands in for ``connect``: counts the calls, and fails them (no cluster here)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self) -> object:
+        self.calls += 1
+        raise AssertionError("the service reached for the cluster")
+
+
+@pytest.fixture
+def reach() -> ClusterReachDouble:
+    return ClusterReachDouble()
+
+
+@pytest.fixture
+def client(reach: ClusterReachDouble) -> TestClient:
+    config = ServiceConfig(
+        indexes=("wikimh", "docs"),
+        api_keys=(KEY,),
+        max_body_bytes=64 * 1024,
+        allowed_hosts=("127.0.0.1", "testserver"),
+    )
+    return TestClient(create_app(reach, config))
+
+
+AUTH = {"Authorization": f"Bearer {KEY}"}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong-key-wrong-key-wrong"}, {"Authorization": KEY}],
+)
+def test_a_missing_or_wrong_key_is_401_and_never_echoed(
+    client: TestClient, reach: ClusterReachDouble, headers: dict[str, str]
+) -> None:
+    res = client.post("/search", json={"query": "x"}, headers=headers)
+    assert res.status_code == 401 and res.headers["www-authenticate"].startswith("Bearer")
+    assert KEY not in res.text and "wrong-key" not in res.text
+    assert reach.calls == 0
+
+
+def test_the_openapi_document_needs_no_key(client: TestClient) -> None:
+    assert client.get("/openapi.json").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("index", "status", "says"),
+    [
+        ("other", 403, "does not serve 'other'"),
+        (".kibana", 403, "does not serve"),  # no hint whether a system index exists
+        ("wikimh/_refresh", 422, "not an index name"),
+        ("_cluster/state", 422, "not an index name"),
+        ("wiki*", 422, "not an index name"),
+        ("a,b", 422, "not an index name"),
+        ("WikiMH", 422, "lowercase"),
+    ],
+)
+def test_indexes_outside_the_list_or_malformed_never_reach_the_cluster(
+    client: TestClient, reach: ClusterReachDouble, index: str, status: int, says: str
+) -> None:
+    for route, body in (("/search", {"query": "x"}), ("/ask", {"question": "x"})):
+        res = client.post(route, json={**body, "index": index}, headers=AUTH)
+        assert res.status_code == status, (route, res.text)
+        assert says in res.json()["detail"] and res.json()["errors"] == []
+    assert reach.calls == 0
+
+
+def test_a_body_over_the_limit_is_413_before_it_is_read(
+    client: TestClient, reach: ClusterReachDouble
+) -> None:
+    big = b'{"query": "' + b"x" * (65 * 1024) + b'"}'
+    res = client.post("/search", content=big, headers={**AUTH, "content-type": "application/json"})
+    assert res.status_code == 413 and "larger than 65,536 bytes" in res.json()["detail"]
+    assert reach.calls == 0
+
+
+def test_a_foreign_host_header_is_refused(client: TestClient) -> None:
+    res = client.get("/openapi.json", headers={"host": "rebound.attacker.example"})
+    assert res.status_code == 400
+
+
+def test_keys_file_and_environment_are_merged_and_short_keys_refused(tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    keys.write_text(f"# service keys\n{KEY}\n\n", encoding="utf-8")
+    other = "y" * 24
+    assert read_api_keys(keys, f" {other} ,{KEY}") == (KEY, other)
+    with pytest.raises(ValueError, match="shorter than 16"):
+        read_api_keys(None, "short")
+    assert key_matches(other, (KEY, other)) and not key_matches(other[:-1], (KEY, other))
