@@ -5,7 +5,7 @@
         --prompt-style fewshot --in-flight 8 --questions 100
 
 Each method answers the same wikimh/HotpotQA questions over BM25; then every run gets the
-analyses of ``eval qa --diagnostics`` (`sira_seek.evaluation.seek_diagnostics`): sub-query
+analyses of ``eval qa --diagnostics`` (`sira_seek.metrics.seek_diagnostics`): sub-query
 diversity, new-document share, DIG (scored by the same LLM), best sub-query Recall@5 against
 the HotpotQA judgements, sub-queries and gists per question, seconds per question, beside
 Cover-EM / EM / F1. vanilla-rag (one search with the question) is the baseline the others are
@@ -25,11 +25,11 @@ from _cluster import add_cluster_args, wikimh_backend
 from seek_throughput import cpu_settings
 
 from sira_seek.corpus import read_qrels
-from sira_seek.evaluation.information_gain import information_gains
-from sira_seek.evaluation.qa_metrics import score_predictions
-from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics, seek_diagnostics
 from sira_seek.llm.scoring import find_scorer
+from sira_seek.metrics.qa import score_predictions
+from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
 from sira_seek.seek.api import open_session
+from sira_seek.seek.information_gain import information_gains
 from sira_seek.seek.questions import read_questions
 from sira_seek.seek.results import QuestionInput
 from sira_seek.seek.retrieval import BM25Retriever, Retriever
@@ -71,7 +71,11 @@ async def analyse(
         await session.aclose()
     scores = score_predictions(r.prediction_record() for r in report.results)
     found = seek_diagnostics(
-        report.results, qrels, wall_s=report.wall_s, run_questions=len(report.results), gains=gains
+        [r.trace() for r in report.results],
+        qrels,
+        wall_s=report.wall_s,
+        run_questions=len(report.results),
+        gains=gains,
     )
     return {"cover_em": scores.cover_em, "em": scores.em, "f1": scores.f1}, found
 

@@ -29,10 +29,9 @@ from enrichment_layouts import pool_corpus
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.index_layout import corpus_index_body
 from sira_seek.ingest import ingest_corpus
-from sira_seek.sira.evaluation import evaluate_sira
+from sira_seek.sira.evaluation import evaluate_bm25, evaluate_sira
 from sira_seek.sira.expansions import PrecomputedExpander
 from sira_seek.sira.settings import KeepRule, SiraSettings
 from sira_seek.sync import SyncRunner, SyncSettings

@@ -16,11 +16,10 @@ from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.esplugin.engines.registry import connect
 from sira_seek.esplugin.local.node import LocalNode
-from sira_seek.evaluation.qa_metrics import cover_em
-from sira_seek.evaluation.recorded import recorded_run
-from sira_seek.evaluation.run_record import RunRecord
 from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.errors import LLMCallError
+from sira_seek.metrics.qa import cover_em
+from sira_seek.metrics.run_record import RunRecord
 from sira_seek.reporting.html_report import render_report
 from sira_seek.seek.api import open_session
 from sira_seek.seek.questions import read_questions
@@ -28,6 +27,7 @@ from sira_seek.seek.results import SeekResult
 from sira_seek.seek.retrieval import BM25Retriever
 from sira_seek.seek.settings import SeekSettings
 from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
+from sira_seek.workflows.recorded import recorded_run
 
 from .cpu_install import wait_for_cpu_install
 from .exit_codes import BadInput, PartialFailure

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from sira_seek.corpus import ReadReport
-from sira_seek.evaluation.retrieval import parse_measures
+from sira_seek.metrics.retrieval import parse_measures
 from sira_seek.sira.evaluation import evaluate_enrichment
 from sira_seek.workflows.evaluate import (
     RetrievalEvaluationRequest,

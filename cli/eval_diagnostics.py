@@ -1,57 +1,14 @@
-"""``eval qa --diagnostics``: the SEEK paper's analyses of a finished run, printed and reported.
+"""``eval qa --diagnostics``: the SEEK paper's analyses of a finished run, as lines for people.
 
-Kept apart from ``eval_qa_cmd`` so that command only gains a few lines; the analyses
-themselves are `sira_seek.evaluation.seek_diagnostics`.
+The analyses themselves are computed by the QA evaluation workflow
+(`sira_seek.workflows.evaluate_qa`, over `sira_seek.metrics.seek_diagnostics`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
-from sira_seek.corpus import ReadReport, read_qrels
-from sira_seek.evaluation.information_gain import InformationGains
-from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics, seek_diagnostics
-from sira_seek.reporting.html_report import render_seek_report
-from sira_seek.seek.batch import BatchReport
-
-from .exit_codes import BadInput
-from .options import echo_skipped
-
-
-def read_diagnostic_qrels(path: Path | None, *, strict: bool) -> dict[str, dict[str, int]] | None:
-    """``--qrels`` read before any question is asked, so a bad file costs no LLM call."""
-    if path is None:
-        return None
-    skipped = ReadReport()
-    qrels = read_qrels(path, skipped, strict=strict)
-    echo_skipped(skipped)
-    if not qrels:
-        raise BadInput(f"{path}: no usable judgement (query-id corpus-id score)")
-    return qrels
-
-
-def run_diagnostics(
-    report: BatchReport,
-    qrels: dict[str, dict[str, int]] | None,
-    *,
-    html: Path | None,
-    name: str,
-    gains: InformationGains | None,
-) -> SeekDiagnostics:
-    """The analyses of ``report``; also written as an HTML report when ``html`` is given."""
-    found = seek_diagnostics(
-        report.results,
-        qrels,
-        wall_s=report.wall_s,
-        run_questions=report.answered + report.failed,
-        gains=gains,
-    )
-    if html is not None:
-        html.parent.mkdir(parents=True, exist_ok=True)
-        html.write_text(render_seek_report({name: found}), encoding="utf-8")
-    return found
+from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
 
 
 def format_diagnostics(found: SeekDiagnostics) -> str:

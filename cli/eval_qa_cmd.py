@@ -6,7 +6,6 @@ once, and a re-run with the same FILE asks only the questions not yet answered.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -14,25 +13,16 @@ from typing import Any
 
 import click
 
-from sira_seek.corpus import ReadReport
-from sira_seek.evaluation.information_gain import InformationGains, information_gains
-from sira_seek.evaluation.qa_metrics import (
-    ANSWER_EXTRACTIONS,
-    AnswerExtraction,
-    QAScores,
-    score_predictions,
-)
-from sira_seek.llm.scoring import find_scorer
-from sira_seek.llm.settings import LLMSettings
-from sira_seek.seek.batch import BatchReport
-from sira_seek.seek.checkpoint import CheckpointMismatchError
-from sira_seek.seek.questions import read_questions
+from sira_seek.metrics.qa import ANSWER_EXTRACTIONS
+from sira_seek.workflows.evaluate_qa import QAEvaluation, QAEvaluationRequest, evaluate_qa
 
-from .eval_diagnostics import echo_diagnostics, read_diagnostic_qrels, run_diagnostics
-from .exit_codes import BadInput, PartialFailure
+from .eval_diagnostics import echo_diagnostics
+from .exit_codes import PartialFailure
 from .options import (
+    CLUSTER_KEYS,
+    LazyBackend,
     cluster_options,
-    echo_skipped,
+    echo_lines,
     friendly_errors,
     json_option,
     no_progress_option,
@@ -109,98 +99,59 @@ def eval_qa(
     index: str | None,
     qa_path: Path,
     seek: SeekChoices,
-    limit: int | None,
-    checkpoint: Path | None,
-    concurrency: int,
-    predictions_out: Path | None,
-    extraction: AnswerExtraction,
-    diagnostics: bool,
-    qrels: Path | None,
-    report_html: Path | None,
-    strict: bool,
     as_json: bool,
     no_progress: bool,
     quiet: bool,
-    **cluster: Any,
+    **options: Any,
 ) -> None:
     """Answer --qa questions with METHOD and score them (Cover-EM, EM, token F1).
 
     Exits 3 (after printing the scores) when some questions failed.
     """
+    cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
+    request = QAEvaluationRequest.build(
+        questions=qa_path,
+        index=index,
+        settings=seek.settings(),
+        llm=seek.llm_spec,
+        retriever=seek.retriever,
+        expansions=seek.expansions,
+        use_cache=False if seek.no_cache else None,
+        predictions=options.pop("predictions_out"),
+        **options,
+    )
     progress = show_progress(no_progress=no_progress or quiet, as_json=as_json)
-    skipped = ReadReport()
-    # A bad line is a BadInputLineError (a ValueError): friendly_errors makes it exit 2.
-    questions = read_questions(qa_path, limit=limit, strict=strict, report=skipped)
-    echo_skipped(skipped)
-    if not questions:
-        raise BadInput(f"{qa_path}: no usable question (a JSON object with `question`)")
-    diagnostics = diagnostics or qrels is not None or report_html is not None
-    judgements = read_diagnostic_qrels(qrels, strict=strict)
-    settings = seek.settings()
-    capped = LLMSettings().in_flight_cap(concurrency)
-    if capped is not None:
-        click.echo(f"warning: {capped}", err=True)
-    found = seek.make_retriever(index, cluster)
+    with QuestionBar(desc="eval qa", total=None, enabled=progress) as bar:
+        # The bar (rate, ETA, failed=N) replaces a line per question; failures still get
+        # their own line above it.
+        done = evaluate_qa(
+            LazyBackend(cluster),
+            request,
+            on_start=bar.start if progress else None,
+            on_result=bar.result if progress else None,
+            on_skipped=echo_lines,
+        )
+    _render(done, as_json)
 
-    async def run(bar: QuestionBar) -> tuple[BatchReport, dict[str, Any], InformationGains | None]:
-        session = seek.open_session(found, settings)
-        try:
-            # The bar (rate, ETA, failed=N) replaces a line per question; failures still get
-            # their own line above it.
-            report = await session.answer_many(
-                questions,
-                concurrency=concurrency,
-                checkpoint=checkpoint,
-                on_result=bar.result if progress else None,
-                on_start=bar.start if progress else None,
-            )
-            usage = dict(session.ledger.summary())  # the method's cost, not DIG's scoring
-            gains = (
-                await information_gains(
-                    find_scorer(session.llm),
-                    report.results,
-                    settings,
-                    concurrency=concurrency,
-                    backend=session.llm.backend,
-                )
-                if diagnostics
-                else None
-            )
-        finally:
-            await session.aclose()
-        return report, usage, gains
 
-    try:
-        with QuestionBar(desc="eval qa", total=len(questions), enabled=progress) as bar:
-            report, usage, gains = asyncio.run(run(bar))
-    except CheckpointMismatchError as exc:
-        raise BadInput(str(exc)) from None
-    # After the bar is closed, so the summary gets a line of its own.
+def _render(done: QAEvaluation, as_json: bool) -> None:
+    """The run's counts on stderr, the scores (and analyses) on stdout; exit 3 on failures."""
+    report, usage = done.report, done.usage
     click.echo(
         f"{report.answered} answered ({report.failed} failed), {report.resumed} resumed "
         f"from checkpoint, {report.wall_s:.1f}s; LLM calls {usage['calls']}, "
         f"completion tokens {usage['completion_tokens']}",
         err=True,
     )
-    if predictions_out is not None:
-        predictions_out.parent.mkdir(parents=True, exist_ok=True)
-        with predictions_out.open("w", encoding="utf-8") as handle:
-            for result in report.results:
-                handle.write(result.model_dump_json() + "\n")
-    scores: QAScores = score_predictions(r.prediction_record(extraction) for r in report.results)
-    analyses = (
-        run_diagnostics(report, judgements, html=report_html, name=seek.method, gains=gains)
-        if diagnostics
-        else None
-    )
     if as_json:
         counts = {"answered": report.answered, "failed": report.failed, "resumed": report.resumed}
+        analyses = done.diagnostics
         extra = {"diagnostics": None if analyses is None else analyses.as_report()}
-        click.echo(json.dumps({**qa_json(scores), **counts, **extra}))
+        click.echo(json.dumps({**qa_json(done.scores), **counts, **extra}))
     else:
-        click.echo(format_table(scores))
-        if analyses is not None:
-            echo_diagnostics(analyses)
+        click.echo(format_table(done.scores))
+        if done.diagnostics is not None:
+            echo_diagnostics(done.diagnostics)
     sys.stdout.flush()
     if report.failed:
         raise PartialFailure(

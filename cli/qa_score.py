@@ -1,6 +1,6 @@
 """``sira-seek eval qa-score``: score an existing prediction file with the papers' metrics.
 
-Kept thin on purpose: reading and scoring live in `sira_seek.evaluation.qa_metrics`, so the
+Kept thin on purpose: reading and scoring live in `sira_seek.metrics.qa`, so the
 numbers printed here are the ones the Python API and ``eval qa`` produce.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from sira_seek.evaluation.qa_metrics import (
+from sira_seek.metrics.qa import (
     METRIC_NAMES,
     PredictionFileError,
     QAScores,

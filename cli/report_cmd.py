@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.metrics.run_record import RunRecord
 from sira_seek.reporting.browser import screenshot
 from sira_seek.reporting.html_report import render_report
 

@@ -3,7 +3,7 @@
 Recall@B is taken over the pages the agent read, which the loop caps at the budget B, so it is
 the paper's "recall within the page budget", comparable to Recall@k of a single search with
 k = B. Answer coverage asks whether the gold answer string occurs in the read pages (title or
-text), after the SEEK/PAGER normalisation (``qa_metrics.normalize_answer``) on both sides and
+text), after the SEEK/PAGER normalisation (``metrics.qa.normalize_answer``) on both sides and
 on whole tokens, so "1989" does not match inside "19890". It measures what the search found,
 not what a (small) model wrote; the model's own answer is scored separately with Cover-EM.
 
@@ -19,7 +19,7 @@ from statistics import fmean
 from pydantic import BaseModel, Field
 
 from sira_seek.agent.loop import AgentRun, AgentStep, StopReason
-from sira_seek.evaluation.qa_metrics import cover_em, normalize_answer
+from sira_seek.metrics.qa import cover_em, normalize_answer
 
 YES_NO = frozenset({"yes", "no"})
 

@@ -6,8 +6,8 @@ import statistics
 from collections.abc import Mapping
 from html import escape
 
-from sira_seek.evaluation.run_record import RunRecord
-from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics
+from sira_seek.metrics.run_record import RunRecord
+from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
 
 from . import svg_charts
 from .significance import ALPHA, PairedTest, compare_with_baseline
@@ -147,7 +147,7 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
 
 def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
     """The SEEK paper's analyses, one column per run (``eval qa --diagnostics``), and each
-    run's gist-count distribution. Definitions: `sira_seek.evaluation.seek_diagnostics`."""
+    run's gist-count distribution. Definitions: `sira_seek.metrics.seek_diagnostics`."""
     names = list(diagnostics)
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     rows = []

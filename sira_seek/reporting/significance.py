@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel
 from scipy import stats
 
-from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.metrics.run_record import RunRecord
 
 logger = logging.getLogger(__name__)
 

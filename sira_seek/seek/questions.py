@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sira_seek.corpus import BadInputLineError, BadLines, ReadReport, json_object_lines
-from sira_seek.evaluation.qa_metrics import GOLD_KEYS
+from sira_seek.metrics.qa import GOLD_KEYS
 
 from .results import QuestionInput
 

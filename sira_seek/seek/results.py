@@ -6,13 +6,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sira_seek.evaluation.qa_metrics import (
+from sira_seek.llm.response import LLMResponse
+from sira_seek.metrics.qa import (
     NO_ANSWER,
     AnswerExtraction,
     PredictionRecord,
     extract_tagged_answer,
 )
-from sira_seek.llm.response import LLMResponse
+from sira_seek.metrics.seek_diagnostics import QuestionTrace, StepTrace
 
 from .prompts import ContextKind
 from .sketch import SteeringSketch
@@ -136,7 +137,7 @@ class SeekResult(BaseModel):
         return extract_tagged_answer(self.raw_answer)
 
     def prediction_record(self, extraction: AnswerExtraction = "tagged") -> PredictionRecord:
-        """What `qa_metrics.score_predictions` reads. A question without gold answers keeps
+        """What `metrics.qa.score_predictions` reads. A question without gold answers keeps
         its empty list, so it is counted as ``no_gold`` rather than scored against ``""``
         (which any empty or failed answer would "match")."""
         return PredictionRecord(
@@ -144,4 +145,17 @@ class SeekResult(BaseModel):
             question=self.question,
             golden_answers=list(self.golden_answers),
             prediction=self.scored_answer(extraction),
+        )
+
+    def trace(self) -> QuestionTrace:
+        """What the SEEK analyses read (`sira_seek.metrics.seek_diagnostics`): each step's
+        sub-query and retrieved ids, the sketch's gist count, the wall time, failed or not."""
+        return QuestionTrace(
+            id=self.id,
+            ok=self.ok,
+            steps=[
+                StepTrace(sub_query=s.sub_query, retrieved_ids=s.retrieved_ids) for s in self.steps
+            ],
+            gists=None if self.sketch is None else len(self.sketch.gists),
+            seconds=self.timings.total_s,
         )

@@ -1,15 +1,18 @@
-"""SIRA runs scored with the same ir-measures code and keys as the BM25 baseline."""
+"""The runs SIRA is measured by, and the BM25 baseline's: both scored with the same
+ir-measures code and keys (``sira_seek.metrics.retrieval``), so their numbers compare."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from ir_measures import Measure
 
 from sira_seek.backend import SearchBackend
+from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
-from sira_seek.evaluation.retrieval import Run, evaluate_run
+from sira_seek.metrics.retrieval import Run, evaluate_run
 
 from .expansions import QueryExpander, QueryInput
 from .results import SiraResult
@@ -17,6 +20,49 @@ from .settings import SiraSettings
 
 EVAL_DEPTH = 100
 logger = logging.getLogger(__name__)
+
+QueryBuilder = Callable[[Query], Mapping[str, Any]]
+
+
+def retrieve_run(
+    backend: SearchBackend,
+    index: str,
+    queries: list[Query],
+    build: QueryBuilder,
+    *,
+    k: int = EVAL_DEPTH,
+    batch: int = 50,
+) -> Run:
+    """Search every query (``_msearch`` in batches) and return qid -> {doc_id: score}.
+
+    Each inner dict keeps the engine's hit order, which is how ties stay in engine order when
+    the run is written as a TREC file.
+    """
+    run: Run = {}
+    for start in range(0, len(queries), batch):
+        part = queries[start : start + batch]
+        bodies = [{**build(q), "size": k, "_source": False} for q in part]
+        for query, result in zip(part, backend.msearch(index, bodies), strict=True):
+            run[query.id] = {h.id: h.score for h in result.hits}
+    return run
+
+
+def bm25_run(backend: SearchBackend, index: str, queries: list[Query]) -> Run:
+    """The plain BM25 baseline's top 100 for every query (batched)."""
+    return retrieve_run(backend, index, queries, lambda q: bm25_query(q.text))
+
+
+def evaluate_bm25(
+    backend: SearchBackend,
+    index: str,
+    queries: list[Query],
+    qrels: Mapping[str, Mapping[str, int]],
+    measures: Mapping[str, Measure] | None = None,
+) -> dict[str, float]:
+    """The plain BM25 baseline: metrics plus the number of evaluated queries."""
+    judged = [q for q in queries if q.id in qrels]
+    run = bm25_run(backend, index, judged)
+    return {**evaluate_run(run, qrels, measures), "queries": len(judged)}
 
 
 def sira_results(

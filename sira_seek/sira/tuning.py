@@ -26,9 +26,8 @@ from pydantic import BaseModel
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import Query
-from sira_seek.evaluation.retrieval import evaluate_bm25
 
-from .evaluation import evaluate_sira
+from .evaluation import evaluate_bm25, evaluate_sira
 from .expansions import PrecomputedExpander
 from .settings import SiraSettings
 

@@ -8,6 +8,7 @@ are read and refused here, before any query is sent.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,10 +19,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
-from sira_seek.sira.settings import MAX_WEIGHT, Task
+from sira_seek.fields import TEXT, TITLE
+from sira_seek.metrics.coverage import (
+    COVERAGE_CUTOFFS,
+    answer_coverage,
+    coverage_key,
+    passage_text,
+)
+from sira_seek.metrics.retrieval import DEFAULT_MEASURES, Run, evaluate_run, parse_measures
+from sira_seek.metrics.run_record import RunRecord
+from sira_seek.metrics.trec_run import write_trec_run
+from sira_seek.sira.evaluation import bm25_run, sira_run
+from sira_seek.sira.expansions import QueryExpander
+from sira_seek.sira.settings import MAX_WEIGHT, SiraSettings, Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classify, validation_message
+from .recorded import recorded_run
 from .sira_setup import (
     BackendSource,
     Expansions,
@@ -32,6 +46,7 @@ from .sira_setup import (
 )
 
 Judgements = Mapping[str, Mapping[str, int]]
+logger = logging.getLogger(__name__)
 
 
 class RetrievalEvaluationRequest(BaseModel):
@@ -88,8 +103,6 @@ class RetrievalEvaluationRequest(BaseModel):
         return self.name or self.method
 
     def measure_map(self) -> dict[str, Measure]:
-        from sira_seek.evaluation.retrieval import DEFAULT_MEASURES, parse_measures
-
         if self.measures is None:
             return dict(DEFAULT_MEASURES)
         try:
@@ -220,19 +233,13 @@ def _evaluate(
     backend: SearchBackend,
     request: RetrievalEvaluationRequest,
     inputs: tuple[list[Query], dict[str, dict[str, int]], dict[str, list[str]] | None],
-    expander: Any,
-    settings: Any,
+    expander: QueryExpander | None,
+    settings: SiraSettings,
     measures: dict[str, Measure],
     report: ReadReport,
     on_start: Callable[[int, bool], None] | None,
     on_progress: Callable[[int], None] | None,
 ) -> RetrievalEvaluation:
-    from sira_seek.evaluation.recorded import recorded_run
-    from sira_seek.evaluation.retrieval import Run, bm25_run, evaluate_run
-    from sira_seek.evaluation.run_record import RunRecord
-    from sira_seek.evaluation.trec_run import write_trec_run
-    from sira_seek.sira.evaluation import sira_run
-
     all_queries, judgements, answers = inputs
     if not backend.index_exists(request.index):
         raise NotFound(
@@ -299,13 +306,6 @@ def _coverage(
 ) -> dict[str, float | None]:
     """``coverage@5``/``coverage@10`` of the run's rankings (null without answers: the keys
     never depend on the inputs)."""
-    from sira_seek.evaluation.coverage import (
-        COVERAGE_CUTOFFS,
-        answer_coverage,
-        coverage_key,
-        fetch_ranked_passages,
-    )
-
     if answers is None:
         return {coverage_key(k): None for k in COVERAGE_CUTOFFS}
     ranked = {qid: list(hits) for qid, hits in run.items() if qid in answers}
@@ -316,3 +316,39 @@ def _coverage(
         )
     found = answer_coverage(fetch_ranked_passages(backend, index, ranked), answers)
     return dict(found.as_metrics())
+
+
+def fetch_ranked_passages(
+    backend: SearchBackend,
+    index: str,
+    ranking: Mapping[str, Sequence[str]],
+    *,
+    depth: int = max(COVERAGE_CUTOFFS),
+    batch: int = 50,
+) -> dict[str, list[str]]:
+    """qid -> the texts of its top ``depth`` hits, in the ranking's order (what coverage reads).
+
+    Runs are scored without ``_source``, so the texts are fetched afterwards: one ``ids`` query
+    per question, ``batch`` questions per ``_msearch``. A hit the index no longer holds counts
+    as an empty passage (it keeps its rank, so later passages do not move up a place).
+    """
+    qids = list(ranking)
+    out: dict[str, list[str]] = {}
+    for start in range(0, len(qids), batch):
+        part = qids[start : start + batch]
+        ids_per_query = [list(ranking[q])[:depth] for q in part]
+        bodies = [
+            {"query": {"ids": {"values": ids}}, "size": len(ids), "_source": [TITLE, TEXT]}
+            for ids in ids_per_query
+        ]
+        for qid, ids, result in zip(
+            part, ids_per_query, backend.msearch(index, bodies), strict=True
+        ):
+            texts = {hit.id: passage_text(hit.source) for hit in result.hits}
+            missing = [i for i in ids if i not in texts]
+            if missing:
+                logger.warning(
+                    "%s: %d ranked document(s) not found in %s", qid, len(missing), index
+                )
+            out[qid] = [texts.get(i, "") for i in ids]
+    return out

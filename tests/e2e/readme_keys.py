@@ -19,7 +19,7 @@ from typing import Any
 from docs_pages import page
 from pydantic import BaseModel
 
-from sira_seek.evaluation.retrieval import DEFAULT_MEASURES
+from sira_seek.metrics.retrieval import DEFAULT_MEASURES
 from sira_seek.seek.results import SeekResult
 from sira_seek.sync.run_report import RunReport
 

@@ -20,8 +20,8 @@ import pytest
 from cli_runner import run_cli
 
 from sira_seek.backend import SearchBackend
-from sira_seek.evaluation.qa_metrics import normalize_answer
 from sira_seek.llm.llamacpp_inprocess import llama_cpp_available
+from sira_seek.metrics.qa import normalize_answer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sira_seek.evaluation.run_record import build_run_record
+from sira_seek.metrics.run_record import build_run_record
 from sira_seek.reporting.browser import FLAGS, find_chromium, screenshot
 from sira_seek.reporting.html_report import render_report
 

@@ -12,7 +12,7 @@ from cli_runner import run_cli
 
 from sira_seek.backend import SearchBackend
 from sira_seek.esplugin.engines.base import RestBackend
-from sira_seek.evaluation.run_record import RunRecord
+from sira_seek.metrics.run_record import RunRecord
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 

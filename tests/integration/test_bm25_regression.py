@@ -10,7 +10,7 @@ import pytest
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.evaluation.retrieval import evaluate_bm25
+from sira_seek.sira.evaluation import evaluate_bm25
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,10 @@ import pytest
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.evaluation.recorded import recorded_run
-from sira_seek.evaluation.retrieval import bm25_run, evaluate_bm25, score_run
-from sira_seek.evaluation.run_record import build_run_record
+from sira_seek.metrics.retrieval import score_run
+from sira_seek.metrics.run_record import build_run_record
+from sira_seek.sira.evaluation import bm25_run, evaluate_bm25
+from sira_seek.workflows.recorded import recorded_run
 
 pytestmark = pytest.mark.integration
 

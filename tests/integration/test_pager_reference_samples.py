@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sira_seek.cli.qa_score import qa_score
-from sira_seek.evaluation.qa_metrics import (
+from sira_seek.metrics.qa import (
     cover_em,
     read_predictions,
     score_predictions,

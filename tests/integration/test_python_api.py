@@ -18,8 +18,7 @@ from sira_seek.backend import SearchBackend
 from sira_seek.client import SiraSeek
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.esplugin.engines.errors import SiraSeekEngineError
-from sira_seek.evaluation.retrieval import evaluate_bm25
-from sira_seek.sira.evaluation import evaluate_sira
+from sira_seek.sira.evaluation import evaluate_bm25, evaluate_sira
 from sira_seek.sira.expansions import PrecomputedExpander
 from sira_seek.sira.retriever import SiraRetriever
 

@@ -28,7 +28,7 @@ from pager_oracle import (
 )
 from seeds import pick_seed
 
-from sira_seek.evaluation.qa_metrics import (
+from sira_seek.metrics.qa import (
     NO_ANSWER,
     PredictionRecord,
     cover_em,

@@ -22,10 +22,9 @@ from shard_layout_kit import STRONG, candidate_rows, top_scores
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira import PrecomputedExpander, evaluate_sira
-from sira_seek.sira.evaluation import sira_results
+from sira_seek.sira.evaluation import evaluate_bm25, sira_results
 from sira_seek.sira.results import SiraResult
 
 pytestmark = pytest.mark.integration

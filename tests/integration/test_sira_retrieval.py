@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from sira_seek.backend import SearchBackend
 from sira_seek.cli.main import cli
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.sira import PrecomputedExpander, SiraSettings, evaluate_sira
+from sira_seek.sira.evaluation import evaluate_bm25
 
 pytestmark = pytest.mark.integration
 

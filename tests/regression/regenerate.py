@@ -15,8 +15,8 @@ from sira_seek.bm25 import bm25_query
 from sira_seek.config import ClusterSettings
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.esplugin.engines.registry import connect
-from sira_seek.evaluation.retrieval import evaluate_bm25
 from sira_seek.ingest import ingest_corpus
+from sira_seek.sira.evaluation import evaluate_bm25
 
 HERE = Path(__file__).parent
 QUERIES = [

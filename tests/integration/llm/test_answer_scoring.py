@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from vllm_kit import VllmEndpoint
 
-from sira_seek.evaluation.information_gain import answer_confidence, information_gains
 from sira_seek.llm.llamacpp_inprocess import LlamaCppClient
 from sira_seek.llm.llamacpp_server import LlamaCppServerProcess
 from sira_seek.llm.openai_http import OpenAICompatibleClient
 from sira_seek.llm.scoring import TextScorer, continuation_logprobs
+from sira_seek.metrics.information_gain import answer_confidence
+from sira_seek.seek.information_gain import information_gains
 from sira_seek.seek.results import SeekResult
 
 pytestmark = pytest.mark.integration

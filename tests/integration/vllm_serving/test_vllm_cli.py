@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
 from cli_runner import run_cli  # noqa: E402
 
 from sira_seek.backend import SearchBackend  # noqa: E402
-from sira_seek.evaluation.qa_metrics import cover_em, extract_tagged_answer  # noqa: E402
 from sira_seek.ingest import ingest_corpus  # noqa: E402
+from sira_seek.metrics.qa import cover_em, extract_tagged_answer  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 

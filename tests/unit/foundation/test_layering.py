@@ -1,8 +1,9 @@
 """Layering, checked on the source's syntax trees (function-level imports included).
 
-- The algorithms (``sira_seek/sira``, ``sira_seek/seek``, ``sira_seek/sync``,
-  ``sira_seek/evaluation``) never import ``sira_seek.esplugin``: they talk to a
+- The algorithms (``sira_seek/sira``, ``sira_seek/seek``, ``sira_seek/sync``) and the metrics
+  (``sira_seek/metrics``) never import ``sira_seek.esplugin``: they talk to a
   ``sira_seek.backend.SearchBackend`` a front end (CLI, ``SiraSeek``, the HTTP API) connected.
+  (What else the metrics may not import: ``test_metrics_leaf.py``.)
 - ``esplugin`` holds two subpackages with one documented interface each way:
   ``esplugin/engines`` reads the local-node toolkit only through
   ``sira_seek.esplugin.local.deployments`` (the names in its ``__all__``), and
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-ALGORITHMS = ("sira", "seek", "sync", "evaluation")
+ALGORITHMS = ("sira", "seek", "sync", "metrics")
 ESPLUGIN = "sira_seek.esplugin"
 LOCAL = f"{ESPLUGIN}.local"
 ENGINES = f"{ESPLUGIN}.engines"

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from sira_seek.cli.main import cli
-from sira_seek.evaluation.run_record import RunRecord, build_run_record
+from sira_seek.metrics.run_record import RunRecord, build_run_record
 from sira_seek.reporting.html_report import render_report
 
 QRELS = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sira_seek.evaluation.run_record import RunRecord
-from sira_seek.evaluation.seek_diagnostics import SeekDiagnostics, seek_diagnostics
+from sira_seek.metrics.run_record import RunRecord
+from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
 from sira_seek.reporting.html_report import render_report, render_seek_report
 from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
 from sira_seek.seek.sketch import SteeringSketch
@@ -23,7 +23,7 @@ def _diagnostics() -> SeekDiagnostics:
         ],
         timings=Timings(total_s=2.5),
     )
-    return seek_diagnostics([result], {"q1": {"c": 1}})
+    return seek_diagnostics([result.trace()], {"q1": {"c": 1}})
 
 
 def test_seek_report_shows_each_figure_of_its_run() -> None:

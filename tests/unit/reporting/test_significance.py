@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from sira_seek.evaluation.run_record import RunRecord, build_run_record, measure_key
+from sira_seek.metrics.run_record import RunRecord, build_run_record, measure_key
 from sira_seek.reporting.html_report import pick_baseline, render_report
 from sira_seek.reporting.significance import compare_with_baseline, paired_t_test
 

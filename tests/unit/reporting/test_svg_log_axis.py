@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from sira_seek.evaluation.run_record import build_run_record
+from sira_seek.metrics.run_record import build_run_record
 from sira_seek.reporting import svg_charts
 from sira_seek.reporting.html_report import render_report
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from seek_llm_double import ScriptedSeekLLMDouble
 
 from sira_seek.cli.main import cli
-from sira_seek.evaluation.qa_metrics import NO_ANSWER, PredictionRecord
+from sira_seek.metrics.qa import NO_ANSWER, PredictionRecord
 from sira_seek.seek import api
 from sira_seek.seek.results import SeekResult
 

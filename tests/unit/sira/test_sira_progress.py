@@ -18,13 +18,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from scripted_llm import ScriptedLLMDouble  # noqa: E402
 
 from sira_seek.corpus import Query  # noqa: E402
-from sira_seek.evaluation.recorded import recorded_run  # noqa: E402
 from sira_seek.llm.blocking import BlockingLLMClient  # noqa: E402
 from sira_seek.llm.errors import ServerUnreachableError  # noqa: E402
 from sira_seek.llm.request import LLMRequest  # noqa: E402
 from sira_seek.llm.response import LLMError, LLMResponse  # noqa: E402
 from sira_seek.sira.expansions import LLMExpander, QueryInput  # noqa: E402
 from sira_seek.sira.retriever import SiraRetriever  # noqa: E402
+from sira_seek.workflows.recorded import recorded_run  # noqa: E402
 
 
 def _keywords(*phrases: str) -> str:

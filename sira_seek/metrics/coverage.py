@@ -10,7 +10,7 @@ choices, each stated):
 * a question is *covered at k* when some gold answer (any alias) occurs in one of its top-k
   passages; coverage@k is the fraction of covered questions;
 * "occurs" means the alias's normalised tokens appear as one contiguous run of the passage's
-  normalised tokens, both normalised by `qa_metrics.normalize_answer`, the SAME normaliser as
+  normalised tokens, both normalised by `qa.normalize_answer`, the SAME normaliser as
   Cover-EM/EM/F1 (so "O’Neal" in a passage covers the alias "O'Neal", and "The Beatles" is
   found in "... the beatles' ..."). Whole tokens only: "1989" is not found in "19890";
 * a passage is its title and text joined ("title text"), what SEEK's prompts show a reader;
@@ -18,8 +18,11 @@ choices, each stated):
   run would occur in every passage (Cover-EM's quirk of matching it to an empty prediction
   has no meaning for a passage);
 * questions without any gold answer are left out of the denominator and counted apart
-  (``no_gold``), as `qa_metrics.score_predictions` does; so are questions the run does not
+  (``no_gold``), as `qa.score_predictions` does; so are questions the run does not
   hold.
+
+The passages come from elsewhere: ``sira_seek.workflows.evaluate`` fetches a run's top-k texts
+from the index (runs are scored without ``_source``) and passes them here.
 """
 
 from __future__ import annotations
@@ -29,10 +32,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from sira_seek.backend import SearchBackend
 from sira_seek.fields import TEXT, TITLE
 
-from .qa_metrics import normalize_answer
+from .qa import normalize_answer
 
 logger = logging.getLogger(__name__)
 
@@ -122,39 +124,3 @@ def passage_text(source: Mapping[str, object] | None) -> str:
     source = source or {}
     parts = [str(source.get(f) or "") for f in (TITLE, TEXT)]
     return " ".join(p for p in parts if p)
-
-
-def fetch_ranked_passages(
-    backend: SearchBackend,
-    index: str,
-    ranking: Mapping[str, Sequence[str]],
-    *,
-    depth: int = max(COVERAGE_CUTOFFS),
-    batch: int = 50,
-) -> dict[str, list[str]]:
-    """qid -> the texts of its top ``depth`` hits, in the ranking's order.
-
-    Runs are scored without ``_source``, so the texts are fetched afterwards: one ``ids`` query
-    per question, ``batch`` questions per ``_msearch``. A hit the index no longer holds counts
-    as an empty passage (it keeps its rank, so later passages do not move up a place).
-    """
-    qids = list(ranking)
-    out: dict[str, list[str]] = {}
-    for start in range(0, len(qids), batch):
-        part = qids[start : start + batch]
-        ids_per_query = [list(ranking[q])[:depth] for q in part]
-        bodies = [
-            {"query": {"ids": {"values": ids}}, "size": len(ids), "_source": [TITLE, TEXT]}
-            for ids in ids_per_query
-        ]
-        for qid, ids, result in zip(
-            part, ids_per_query, backend.msearch(index, bodies), strict=True
-        ):
-            texts = {hit.id: passage_text(hit.source) for hit in result.hits}
-            missing = [i for i in ids if i not in texts]
-            if missing:
-                logger.warning(
-                    "%s: %d ranked document(s) not found in %s", qid, len(missing), index
-                )
-            out[qid] = [texts.get(i, "") for i in ids]
-    return out

@@ -1,4 +1,8 @@
-"""Evaluation runs that keep what reports and the query log need (per query, timed)."""
+"""Evaluation runs that keep what reports and the query log need (per query, timed).
+
+The recorded path of ``workflows.evaluate`` (``--save-run``, ``--log-prefix``) and of the
+demo; the batched path is ``sira_seek.sira.evaluation`` (``bm25_run``, ``sira_run``).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,12 @@ from ir_measures import Measure
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
-
-from .run_record import RunRecord, build_run_record
+from sira_seek.inspection.from_results import record_from_sira
+from sira_seek.inspection.query_log import QueryLogger
+from sira_seek.metrics.run_record import RunRecord, build_run_record
+from sira_seek.sira.evaluation import sira_results
+from sira_seek.sira.expansions import QueryExpander
+from sira_seek.sira.settings import SiraSettings
 
 DEPTH = 100
 
@@ -23,8 +31,8 @@ def recorded_run(
     qrels: Mapping[str, Mapping[str, int]],
     *,
     method: str,
-    expander: object | None = None,
-    settings: object | None = None,
+    expander: QueryExpander | None = None,
+    settings: SiraSettings | None = None,
     name: str | None = None,
     log_prefix: str | None = None,
     measures: Mapping[str, Measure] | None = None,
@@ -45,17 +53,12 @@ def recorded_run(
     run: dict[str, dict[str, float]] = {}
     engine, index_name = backend.info.engine, index
     if method == "sira":
-        from sira_seek.inspection.from_results import record_from_sira
-        from sira_seek.inspection.query_log import QueryLogger
-        from sira_seek.sira.evaluation import sira_results
-        from sira_seek.sira.settings import SiraSettings
-
-        sira_settings = settings if isinstance(settings, SiraSettings) else SiraSettings()
+        sira_settings = settings or SiraSettings()
         results = sira_results(
             backend,
             index,
             judged,
-            expander=expander,  # type: ignore[arg-type]
+            expander=expander,
             settings=sira_settings,
             on_progress=on_progress,
         )

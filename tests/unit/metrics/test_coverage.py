@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sira_seek.evaluation.coverage import (
+from sira_seek.metrics.coverage import (
     answer_coverage,
     answer_in_passage,
     coverage_key,

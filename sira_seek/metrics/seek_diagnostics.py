@@ -1,4 +1,4 @@
-"""The SEEK paper's analyses, computed from the `SeekResult` records a run already keeps.
+"""The SEEK paper's analyses, computed from plain per-question traces (`QuestionTrace`).
 
 The SEEK paper (arXiv 2601.09402) argues with more than answer scores: its sketches lead to
 more diverse sub-queries and less redundant retrieval, at a cost in gists and time per
@@ -7,14 +7,15 @@ question. These are those analyses, so a run here can be compared with its claim
 * **sub-query diversity** -- per question, 1 minus the mean similarity over every pair of its
   (non-empty) sub-queries; the run's figure is the mean over questions with at least two.
   Similarity is pluggable (`PairSimilarity`); the default is the Jaccard similarity of the
-  sub-queries' normalised token sets (`qa_metrics.normalize_answer`), because no embedding
+  sub-queries' normalised token sets (`qa.normalize_answer`), because no embedding
   model ships with sira-seek. The project notes (``../shared/design/llm.md``) suggest
   all-MiniLM-L6-v2 embeddings for this: pass a cosine similarity over them to get that
   reading. Neither the notes nor the reference code give the paper's exact formula.
 * **DIG** (Document Information Gain) -- how much the knowledge a method answered from raised
   the model's confidence in the gold answer, p(y | x, K) - p(y | x), as InfoGain-RAG defines
-  the measure; computed by `sira_seek.evaluation.information_gain` (it needs the LLM's token
-  log-probabilities, so the caller passes the gains in) -- see there for what is our reading.
+  the measure; defined in `sira_seek.metrics.information_gain` and scored for a SEEK run by
+  `sira_seek.seek.information_gain` (it needs the LLM's token log-probabilities, so the
+  caller passes the gains in) -- see there for what is our reading.
 * **new-document share** -- the redundancy analysis the SEEK paper argues with ("reduces
   redundant retrieval"): the share of retrieved documents that were new when retrieved
   (`new_document_share`). Before DIG was computed this stood in for it under its name.
@@ -25,7 +26,10 @@ question. These are those analyses, so a run here can be compared with its claim
 * **seconds per question** -- each question's wall time (`Timings.total_s`). In a batch,
   questions overlap, so the amortised figure (run wall time / questions) is reported too.
 
-Failed questions (``error`` set) are left out of every analysis and counted in ``failed``.
+Failed questions (``ok`` false) are left out of every analysis and counted in ``failed``.
+
+A trace is plain data: any method that records its sub-queries and what each retrieved can be
+analysed. A SEEK run's results give theirs with `SeekResult.trace()`.
 """
 
 from __future__ import annotations
@@ -38,10 +42,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sira_seek.seek.results import SeekResult
-
 from .information_gain import AnswerGain, InformationGains
-from .qa_metrics import normalize_answer
+from .qa import normalize_answer
 
 RECALL_DEPTH = 5
 """SEEK retrieves the top 5 per sub-query; best sub-query Recall is taken at that depth."""
@@ -61,10 +63,31 @@ def token_jaccard(first: str, second: str) -> float:
     return len(a & b) / len(a | b)
 
 
-def sub_queries(result: SeekResult) -> list[str]:
+class StepTrace(BaseModel):
+    """One retrieval step: the sub-query sent and the document ids it got, in rank order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sub_query: str
+    retrieved_ids: list[str] = Field(default_factory=list)
+
+
+class QuestionTrace(BaseModel):
+    """What the analyses read of one question's run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    ok: bool = Field(default=True, description="False: the question failed (left out)")
+    steps: list[StepTrace] = Field(default_factory=list)
+    gists: int | None = Field(default=None, description="the sketch's gists; None: no sketch")
+    seconds: float = Field(default=0.0, description="the question's wall time")
+
+
+def sub_queries(trace: QuestionTrace) -> list[str]:
     """The question's sub-queries in step order, blanks dropped (a malformed step that left no
     text says nothing about intent)."""
-    return [s.sub_query.strip() for s in result.steps if s.sub_query.strip()]
+    return [s.sub_query.strip() for s in trace.steps if s.sub_query.strip()]
 
 
 def subquery_diversity(
@@ -173,18 +196,19 @@ class SeekDiagnostics(BaseModel):
 
 
 def diagnose_question(
-    result: SeekResult,
+    trace: QuestionTrace,
     relevant: Iterable[str] | None = None,
     similarity: PairSimilarity = token_jaccard,
     gain: AnswerGain | None = None,
 ) -> QuestionDiagnostics:
     """Every analysis for one answered question (``relevant``: its judged document ids;
-    ``gain``: its scored DIG, see `information_gains`)."""
-    retrieved = [s.retrieved_ids for s in result.steps]
+    ``gain``: its scored DIG, see `InformationGains`)."""
+    retrieved = [s.retrieved_ids for s in trace.steps]
+    queries = sub_queries(trace)
     return QuestionDiagnostics(
-        id=result.id,
-        sub_queries=len(sub_queries(result)),
-        diversity=subquery_diversity(sub_queries(result), similarity),
+        id=trace.id,
+        sub_queries=len(queries),
+        diversity=subquery_diversity(queries, similarity),
         new_document_share=new_document_share(retrieved),
         dig=None if gain is None else gain.dig,
         answer_confidence_with_knowledge=None if gain is None else gain.with_knowledge,
@@ -192,13 +216,13 @@ def diagnose_question(
         best_subquery_recall_at_5=(
             None if relevant is None else best_subquery_recall(retrieved, relevant)
         ),
-        gists=None if result.sketch is None else len(result.sketch.gists),
-        seconds=result.timings.total_s,
+        gists=trace.gists,
+        seconds=trace.seconds,
     )
 
 
 def seek_diagnostics(
-    results: Sequence[SeekResult],
+    traces: Sequence[QuestionTrace],
     qrels: Mapping[str, Mapping[str, int]] | None = None,
     *,
     wall_s: float | None = None,
@@ -206,29 +230,29 @@ def seek_diagnostics(
     similarity: PairSimilarity = token_jaccard,
     gains: InformationGains | None = None,
 ) -> SeekDiagnostics:
-    """The analyses over a run's results.
+    """The analyses over a run's questions (one trace each).
 
-    ``gains`` (`information_gains` of the same results) supplies DIG; without it DIG is None
+    ``gains`` (the DIG of the same questions) supplies it; without it DIG is None
     and ``dig_unavailable`` says it was not computed.
 
     ``qrels`` (qid -> doc id -> grade; grade > 0 is relevant) enables best sub-query Recall@5
     for the questions it judges; ``wall_s``, the wall time of a batch that ran
-    ``run_questions`` questions (default: all results; questions resumed from a checkpoint
+    ``run_questions`` questions (default: all traces; questions resumed from a checkpoint
     took no time in it), gives the amortised seconds per question.
     """
-    answered = [r for r in results if r.ok]
+    answered = [t for t in traces if t.ok]
     rows: list[QuestionDiagnostics] = []
-    for result in answered:
-        judged = None if qrels is None else qrels.get(result.id)
+    for trace in answered:
+        judged = None if qrels is None else qrels.get(trace.id)
         relevant = None if judged is None else [d for d, g in judged.items() if g > 0]
-        gain = None if gains is None else gains.by_id.get(result.id)
-        rows.append(diagnose_question(result, relevant or None, similarity, gain))
+        gain = None if gains is None else gains.by_id.get(trace.id)
+        rows.append(diagnose_question(trace, relevant or None, similarity, gain))
     seconds = [r.seconds for r in rows]
-    ran = len(results) if run_questions is None else run_questions
+    ran = len(traces) if run_questions is None else run_questions
     gist_counts = Counter(r.gists for r in rows if r.gists is not None)
     return SeekDiagnostics(
         questions=len(rows),
-        failed=len(results) - len(answered),
+        failed=len(traces) - len(answered),
         subquery_diversity=_round(_mean(r.diversity for r in rows)),
         diversity_questions=sum(1 for r in rows if r.diversity is not None),
         new_document_share=_round(_mean(r.new_document_share for r in rows)),

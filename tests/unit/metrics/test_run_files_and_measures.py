@@ -11,14 +11,14 @@ from click.testing import CliRunner
 from seeds import seeded_rng
 
 from sira_seek.cli.main import cli
-from sira_seek.evaluation.retrieval import (
+from sira_seek.metrics.retrieval import (
     DEFAULT_MEASURES,
     evaluate_run,
     parse_measures,
     score_run,
 )
-from sira_seek.evaluation.run_record import build_run_record
-from sira_seek.evaluation.trec_run import trec_run_lines, write_trec_run
+from sira_seek.metrics.run_record import build_run_record
+from sira_seek.metrics.trec_run import trec_run_lines, write_trec_run
 
 QRELS = {"q1": {"d1": 1, "d3": 2}, "q2": {"d2": 1}, "q3": {"d9": 1}}
 # Engine order, with a score tie in q1 (d2 and d1) that must keep this order in the ranks.

@@ -1,5 +1,6 @@
-"""DIG from token log-probabilities: the confidence formula, the continuation's tokens, and the
-run-level bookkeeping (what is left out and why).
+"""DIG of a SEEK run (`sira_seek.seek.information_gain`): the continuation's tokens, the two
+prompts of each question, and the run-level bookkeeping (what is left out and why). The
+confidence formula itself is tested in ``tests/unit/metrics/test_information_gain.py``.
 
 `WordScorer` is a scripted double ABOVE the `TextScorer` protocol (no server, no wire format):
 it splits text into words with their leading whitespace and gives each a log-probability from
@@ -14,11 +15,6 @@ import re
 
 import pytest
 
-from sira_seek.evaluation.information_gain import (
-    answer_confidence,
-    information_gains,
-)
-from sira_seek.evaluation.seek_diagnostics import seek_diagnostics
 from sira_seek.llm.errors import ContextTooLongError, ServerUnreachableError
 from sira_seek.llm.scoring import (
     ScoringUnsupportedError,
@@ -26,6 +22,9 @@ from sira_seek.llm.scoring import (
     continuation_logprobs,
     find_scorer,
 )
+from sira_seek.metrics.information_gain import answer_confidence
+from sira_seek.metrics.seek_diagnostics import seek_diagnostics
+from sira_seek.seek.information_gain import information_gains
 from sira_seek.seek.results import SeekResult
 
 FACT = "Quilmont is the capital of Zorbia."
@@ -69,21 +68,6 @@ def _result(qid: str, *, golds: list[str], context: str | None, error: str | Non
         answer_context_kind=None if context is None else "notes",
         error=error,
     )
-
-
-def test_confidence_is_the_geometric_mean_of_smoothed_probabilities() -> None:
-    assert answer_confidence([math.log(0.5)], window=1) == pytest.approx(0.5)
-    assert answer_confidence([math.log(0.5), math.log(0.125)], window=1) == pytest.approx(0.25)
-    # One very unlikely middle token: window 3 averages it with its neighbours.
-    tiny = math.exp(-20)
-    smoothed = [(1 + tiny) / 2, (2 + tiny) / 3, (1 + tiny) / 2]
-    expected = math.prod(smoothed) ** (1 / 3)
-    assert answer_confidence([0.0, -20.0, 0.0], window=3) == pytest.approx(expected)
-    assert answer_confidence([0.0, -20.0, 0.0], window=1) == pytest.approx(math.exp(-20 / 3))
-    # Length-normalised: the same per-token probability gives the same confidence at any length.
-    assert answer_confidence([math.log(0.8)] * 7) == pytest.approx(0.8)
-    with pytest.raises(ValueError):
-        answer_confidence([])
 
 
 def test_continuation_tokens_are_those_after_the_common_prefix() -> None:
@@ -172,7 +156,7 @@ def test_knowledge_that_raises_the_gold_answer_gives_positive_dig() -> None:
     assert helped.without_knowledge == pytest.approx(math.exp(-3.0))
     assert helped.dig == pytest.approx(math.exp(-0.1) - math.exp(-3.0))
     assert no_help.dig == pytest.approx(0.0)
-    report = seek_diagnostics(results, gains=gains)
+    report = seek_diagnostics([r.trace() for r in results], gains=gains)
     assert report.dig == pytest.approx(round(helped.dig / 2, 4))
     assert report.dig_questions == 2 and report.dig_unavailable is None
     rows = {r.id: r for r in report.per_question}
@@ -185,7 +169,7 @@ def test_a_backend_without_scores_makes_dig_unavailable_with_the_reason() -> Non
     assert none.by_id == {"q": None} and "precomputed" in (none.unavailable or "")
     refused = asyncio.run(information_gains(NoScores(), results))
     assert refused.unavailable == "chat-only API"
-    report = seek_diagnostics(results, gains=refused)
+    report = seek_diagnostics([r.trace() for r in results], gains=refused)
     assert report.dig is None and report.dig_unavailable == "chat-only API"
 
 
@@ -215,5 +199,5 @@ def test_when_every_question_fails_to_score_the_reason_is_reported() -> None:
     assert set(gains.by_id.values()) == {None}
     assert gains.unavailable is not None
     assert "all 2 questions" in gains.unavailable and "cannot reach" in gains.unavailable
-    report = seek_diagnostics(results, gains=gains)
+    report = seek_diagnostics([r.trace() for r in results], gains=gains)
     assert report.dig is None and report.dig_unavailable == gains.unavailable

@@ -1,25 +1,21 @@
-"""Retrieval evaluation with ir-measures: runs come from the cluster, metrics are not ours.
+"""Retrieval metrics with ir-measures: a run (qid -> {doc_id: score}) and judgements in,
+figures out; the metrics themselves are ir-measures', not ours.
 
 There is one scoring path, :func:`score_run`: the JSON metrics of ``eval retrieval``, the saved
 runs behind ``sira-seek report`` and the significance tests all read its means and per-query
-values, so a report can never disagree with the numbers printed for the same run.
+values, so a report can never disagree with the numbers printed for the same run. The runs
+come from elsewhere: ``sira_seek.bm25.bm25_run`` and ``sira_seek.sira.evaluation.sira_run``
+query a backend.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import ir_measures
 from ir_measures import Measure
 from pydantic import BaseModel
-
-from sira_seek.backend import SearchBackend
-from sira_seek.corpus import Query
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_MEASURES: dict[str, Measure] = {
     "ndcg@10": ir_measures.nDCG @ 10,
@@ -28,7 +24,7 @@ DEFAULT_MEASURES: dict[str, Measure] = {
 }
 
 Run = dict[str, dict[str, float]]
-QueryBuilder = Callable[[Query], Mapping[str, Any]]
+"""qid -> {doc_id: score}, each inner dict in the engine's hit order."""
 
 # Commas separate measures, except inside parameters: "nDCG(dcg='exp-log2')@10,P(rel=2)@5".
 _TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
@@ -108,46 +104,3 @@ def per_query(
     """qid -> value of one measure (the per-query half of ``score_run``)."""
     scores = score_run(run, qrels, {"m": measure})
     return {qid: values["m"] for qid, values in scores.per_query.items()}
-
-
-def retrieve_run(
-    backend: SearchBackend,
-    index: str,
-    queries: list[Query],
-    build: QueryBuilder,
-    *,
-    k: int = 100,
-    batch: int = 50,
-) -> Run:
-    """Search every query (``_msearch`` in batches) and return qid -> {doc_id: score}.
-
-    Each inner dict keeps the engine's hit order, which is how ties stay in engine order when
-    the run is written as a TREC file.
-    """
-    run: Run = {}
-    for start in range(0, len(queries), batch):
-        part = queries[start : start + batch]
-        bodies = [{**build(q), "size": k, "_source": False} for q in part]
-        for query, result in zip(part, backend.msearch(index, bodies), strict=True):
-            run[query.id] = {h.id: h.score for h in result.hits}
-    return run
-
-
-def bm25_run(backend: SearchBackend, index: str, queries: list[Query]) -> Run:
-    """The plain BM25 baseline's top 100 for every query (batched)."""
-    from sira_seek.bm25 import bm25_query
-
-    return retrieve_run(backend, index, queries, lambda q: bm25_query(q.text))
-
-
-def evaluate_bm25(
-    backend: SearchBackend,
-    index: str,
-    queries: list[Query],
-    qrels: Mapping[str, Mapping[str, int]],
-    measures: Mapping[str, Measure] | None = None,
-) -> dict[str, float]:
-    """The plain BM25 baseline: metrics plus the number of evaluated queries."""
-    judged = [q for q in queries if q.id in qrels]
-    run = bm25_run(backend, index, judged)
-    return {**evaluate_run(run, qrels, measures), "queries": len(judged)}

@@ -1,10 +1,12 @@
-"""The SEEK analyses on hand-built SeekResult records, every figure computed by hand."""
+"""The SEEK analyses on hand-built plain traces, every figure computed by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from sira_seek.evaluation.seek_diagnostics import (
+from sira_seek.metrics.seek_diagnostics import (
+    QuestionTrace,
+    StepTrace,
     best_subquery_recall,
     new_document_share,
     seek_diagnostics,
@@ -12,8 +14,6 @@ from sira_seek.evaluation.seek_diagnostics import (
     subquery_diversity,
     token_jaccard,
 )
-from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
-from sira_seek.seek.sketch import SteeringSketch
 
 
 def _result(
@@ -23,23 +23,13 @@ def _result(
     gists: int | None = None,
     seconds: float = 1.0,
     error: str | None = None,
-) -> SeekResult:
-    sketch = (
-        None
-        if gists is None
-        else SteeringSketch.from_headings("T", [f"heading {i}" for i in range(gists)])
-    )
-    return SeekResult(
+) -> QuestionTrace:
+    return QuestionTrace(
         id=qid,
-        question=f"{qid}?",
-        method="seek",
-        sketch=sketch,
-        steps=[
-            SubQueryStep(gist_index=i, sub_query=q, retrieved_ids=ids)
-            for i, (q, ids) in enumerate(steps)
-        ],
-        timings=Timings(total_s=seconds),
-        error=error,
+        ok=error is None,
+        steps=[StepTrace(sub_query=q, retrieved_ids=ids) for q, ids in steps],
+        gists=gists,
+        seconds=seconds,
     )
 
 

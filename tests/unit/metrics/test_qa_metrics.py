@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sira_seek.evaluation.qa_metrics import (
+from sira_seek.metrics.qa import (
     METRIC_NAMES,
     NO_ANSWER,
     PredictionFileError,
