@@ -15,7 +15,9 @@ from sira_seek.corpus import Query
 from sira_seek.metrics.retrieval import Run, evaluate_run
 
 from .expansions import QueryExpander, QueryInput
+from .index_profile import read_index_profile
 from .results import SiraResult
+from .retriever import SiraRetriever
 from .settings import SiraSettings
 
 EVAL_DEPTH = 100
@@ -78,8 +80,6 @@ def sira_results(
 
     ``on_progress(n)``: ``n`` more queries expanded (see ``SiraRetriever.search_many``).
     """
-    from .retriever import SiraRetriever
-
     settings = (settings or SiraSettings()).model_copy(update={"size": EVAL_DEPTH})
     retriever = SiraRetriever(backend, index, settings=settings, expander=expander)
     return retriever.search_many(
@@ -139,9 +139,6 @@ def evaluate_enrichment(
     (measure "before" before the sync: on an unenriched index both sides are the same).
     Rows: BM25 and SIRA (when an expander is given), each without and with enrichment.
     """
-    from .index_profile import read_index_profile
-    from .retriever import SiraRetriever
-
     judged = [q for q in queries if q.id in qrels]
     after = read_index_profile(backend, index)
     before = after.model_copy(
