@@ -86,6 +86,12 @@ def backend_from_options(kwargs: dict[str, Any]) -> SearchBackend:
     return connect(settings)
 
 
+CLUSTER_KEYS = (
+    "url", "api_key", "username", "password", "ca_certs", "ssl_fingerprint", "insecure", "engine",
+)  # fmt: skip
+"""The parameters ``cluster_options`` adds to a command."""
+
+
 class LazyBackend:
     """Connects on first call, once: a workflow calls it only after the input was checked,
     so a bad flag is refused without reaching for a cluster."""

@@ -19,7 +19,7 @@ from sira_seek.seek.retrieval import Retriever
 from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
 from sira_seek.workflows.ask import retriever_for
 
-from .options import backend_from_options, prompt_style_option
+from .options import LazyBackend, prompt_style_option
 
 index_option = click.option(
     "--index", default=None, help="Index to retrieve from (not for vanilla-llm)."
@@ -65,7 +65,7 @@ class SeekChoices:
         if not index:
             raise click.UsageError(f"--method {self.method} retrieves: give --index NAME")
         return retriever_for(
-            backend_from_options(cluster),
+            LazyBackend(cluster),
             method=self.method,  # type: ignore[arg-type]
             index=index,
             retriever=self.retriever,  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ from sira_seek.workflows.enrich import estimate as estimate_enrichment
 from .envvars import SYNC_PREFIX, assign_envvars
 from .exit_codes import ExitCode
 from .options import (
+    CLUSTER_KEYS,
     DebuggableGroup,
     LazyBackend,
     backend_from_options,
@@ -199,7 +200,7 @@ def run_cmd(
         raise click.UsageError(
             "give exactly one of --from-jsonl FILE and --llm SPEC (or --from-batch-output FILE)"
         )
-    cluster = {k: kw.pop(k) for k in list(kw) if k in _CLUSTER_KEYS}
+    cluster = {k: kw.pop(k) for k in list(kw) if k in CLUSTER_KEYS}
     request = EnrichRequest.build(
         index=index,
         use_cache=not no_cache,
@@ -216,11 +217,6 @@ def run_cmd(
     progress = _progress(index, quiet=quiet, resume=request.resume)
     report = enrich(backend, request, on_start=progress, notice=_stderr)
     _render_report(report, report_path, as_json)
-
-
-_CLUSTER_KEYS = (
-    "url", "api_key", "username", "password", "ca_certs", "ssl_fingerprint", "insecure", "engine",
-)  # fmt: skip
 
 
 def _stderr(message: str) -> None:

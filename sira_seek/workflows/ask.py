@@ -25,7 +25,7 @@ from sira_seek.seek.settings import SeekMethod, SeekSettings, SeekVariant
 
 from . import validation
 from .errors import InvalidInput, NotFound, classify, validation_message
-from .sira_setup import RetrievalMethod, choose_expander
+from .sira_setup import BackendSource, RetrievalMethod, backend_of, choose_expander
 
 
 class AskRequest(BaseModel):
@@ -98,7 +98,7 @@ def build_retriever(
 
 
 def retriever_for(
-    backend: SearchBackend,
+    source: BackendSource | None,
     *,
     method: SeekMethod,
     index: str | None,
@@ -106,13 +106,16 @@ def retriever_for(
     llm: str | None = None,
     expansions: Path | None = None,
 ) -> Retriever | None:
-    """The retriever ``method`` needs (none for closed-book answers), after checking the index
-    name and that the index exists."""
+    """The retriever ``method`` needs (none for closed-book answers, which never connect),
+    after checking the index name and that the index exists."""
     if method == "vanilla-llm":
         return None
     if not index:
         raise InvalidInput(f"method {method!r} retrieves: give an index", field="index")
     validation.index_name(index)
+    if source is None:
+        raise InvalidInput(f"method {method!r} retrieves: give a cluster", field="index")
+    backend = backend_of(source)
     if not backend.index_exists(index):
         raise NotFound(
             f"index {index!r} does not exist: ingest a corpus into it first", field="index"

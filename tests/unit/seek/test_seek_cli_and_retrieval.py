@@ -80,7 +80,7 @@ def test_eval_qa_prints_the_four_keys_and_resumes_from_its_checkpoint(
 
 def test_eval_qa_retrieving_method_needs_an_index(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["eval", "qa", "--qa", str(write_qa(tmp_path / "q.jsonl"))])
-    assert result.exit_code == 2 and "--index" in result.output
+    assert result.exit_code == 2 and "index: method 'seek' retrieves" in result.output
 
 
 def test_ask_closed_book_prints_a_readable_result_and_json(

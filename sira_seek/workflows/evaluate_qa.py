@@ -1,0 +1,226 @@
+"""The QA evaluation workflow: what ``eval qa`` does, for every front end.
+
+Reads the questions (and the judgements the diagnostics use) before any LLM call, answers
+them with SEEK or a baseline (resumably, with a checkpoint), scores the answers as the
+papers do (Cover-EM, EM, token F1), and, when asked, computes the SEEK paper's analyses
+and DIG, writes the predictions and the HTML report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+
+from sira_seek.corpus import ReadReport, read_qrels
+from sira_seek.metrics.information_gain import InformationGains
+from sira_seek.metrics.qa import AnswerExtraction, QAScores, score_predictions
+from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
+from sira_seek.seek.batch import BatchReport
+from sira_seek.seek.results import SeekResult
+from sira_seek.seek.settings import SeekSettings
+
+from .ask import retriever_for
+from .errors import InvalidInput, classify, validation_message
+from .sira_setup import BackendSource, RetrievalMethod
+
+logger = logging.getLogger(__name__)
+
+
+class QAEvaluationRequest(BaseModel):
+    """A QA evaluation: the questions, the method and its settings, and which outputs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    questions: Path
+    index: str | None = None
+    settings: SeekSettings = Field(default_factory=SeekSettings)
+    llm: str | None = None
+    retriever: RetrievalMethod = "bm25"
+    expansions: Path | None = None
+    use_cache: bool | None = None
+    limit: StrictInt | None = Field(default=None, ge=1)
+    strict: bool = True
+    concurrency: StrictInt = Field(default=4, ge=1, le=1024)
+    checkpoint: Path | None = None
+    predictions: Path | None = None
+    extraction: AnswerExtraction = "tagged"
+    diagnostics: bool = False
+    qrels: Path | None = None
+    report_html: Path | None = None
+
+    @classmethod
+    def build(cls, **values: Any) -> QAEvaluationRequest:
+        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
+        try:
+            request = cls.model_validate(values)
+        except ValidationError as exc:
+            raise InvalidInput(validation_message(exc)) from None
+        if request.qrels is not None or request.report_html is not None:
+            # Both are outputs of the analyses: asking for them asks for the analyses.
+            request = request.model_copy(update={"diagnostics": True})
+        return request
+
+
+class QAEvaluation(BaseModel):
+    """The run (every result), its LLM usage, the scores and the analyses (when asked)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    report: BatchReport
+    usage: dict[str, Any]
+    scores: QAScores
+    diagnostics: SeekDiagnostics | None = None
+    skipped: list[str] = Field(default_factory=list)
+
+
+def evaluate_qa(
+    source: BackendSource | None,
+    request: QAEvaluationRequest,
+    *,
+    on_start: Callable[[int, int], None] | None = None,
+    on_result: Callable[[SeekResult], None] | None = None,
+    on_skipped: Callable[[list[str]], None] | None = None,
+) -> QAEvaluation:
+    """Answer and score ``request.questions``.
+
+    ``on_start(to_ask, resumed)`` once the checkpoint is read, ``on_result`` per finished
+    question, ``on_skipped(lines)`` with the bad lines a lenient read skipped (before any LLM
+    call). ``source`` may be ``None`` for closed-book methods. Failed questions are in the
+    report (``report.failed``) and score as ``<None>``; they do not raise.
+    """
+    from sira_seek.llm.settings import LLMSettings
+    from sira_seek.seek.questions import read_questions
+
+    skipped = ReadReport()
+    questions = read_questions(
+        request.questions, limit=request.limit, strict=request.strict, report=skipped
+    )
+    qrels = _read_qrels(request.qrels, strict=request.strict, report=skipped)
+    if on_skipped is not None and skipped.bad:
+        on_skipped([str(bad) for bad in skipped.bad])
+    if not questions:
+        raise InvalidInput(
+            "no usable question (a JSON object with `question`)", field="questions"
+        )
+    capped = LLMSettings().in_flight_cap(request.concurrency)
+    if capped is not None:
+        logger.warning("%s", capped)
+    try:
+        retriever = retriever_for(
+            source,
+            method=request.settings.method,
+            index=request.index,
+            retriever=request.retriever,
+            llm=request.llm,
+            expansions=request.expansions,
+        )
+        report, usage, gains = asyncio.run(
+            _answer(request, retriever, questions, on_start=on_start, on_result=on_result)
+        )
+    except Exception as exc:
+        known = classify(exc)
+        if known is None or known is exc:
+            raise
+        raise known from exc
+    return _outputs(request, report, usage, gains, qrels, skipped)
+
+
+def _read_qrels(
+    path: Path | None, *, strict: bool, report: ReadReport
+) -> dict[str, dict[str, int]] | None:
+    """The diagnostics' judgements, read before any question is asked."""
+    if path is None:
+        return None
+    qrels = read_qrels(path, report, strict=strict)
+    if not qrels:
+        raise InvalidInput("no usable judgement (query-id corpus-id score)", field="qrels")
+    return qrels
+
+
+async def _answer(
+    request: QAEvaluationRequest,
+    retriever: Any,
+    questions: list[Any],
+    *,
+    on_start: Callable[[int, int], None] | None,
+    on_result: Callable[[SeekResult], None] | None,
+) -> tuple[BatchReport, dict[str, Any], InformationGains | None]:
+    from sira_seek.llm.scoring import find_scorer
+    from sira_seek.seek.api import open_session
+    from sira_seek.seek.checkpoint import CheckpointMismatchError
+    from sira_seek.seek.information_gain import information_gains
+
+    session = open_session(
+        retriever=retriever,
+        llm_spec=request.llm,
+        settings=request.settings,
+        use_cache=request.use_cache,
+    )
+    try:
+        try:
+            report = await session.answer_many(
+                questions,
+                concurrency=request.concurrency,
+                checkpoint=request.checkpoint,
+                on_result=on_result,
+                on_start=on_start,
+            )
+        except CheckpointMismatchError as exc:
+            raise InvalidInput(str(exc), field="checkpoint") from None
+        usage = dict(session.ledger.summary())  # the method's cost, not DIG's scoring
+        gains = None
+        if request.diagnostics:
+            gains = await information_gains(
+                find_scorer(session.llm),
+                report.results,
+                request.settings,
+                concurrency=request.concurrency,
+                backend=session.llm.backend,
+            )
+    finally:
+        await session.aclose()
+    return report, usage, gains
+
+
+def _outputs(
+    request: QAEvaluationRequest,
+    report: BatchReport,
+    usage: dict[str, Any],
+    gains: InformationGains | None,
+    qrels: dict[str, dict[str, int]] | None,
+    skipped: ReadReport,
+) -> QAEvaluation:
+    """Scores, the predictions file, and the analyses (with their HTML report)."""
+    from sira_seek.reporting.html_report import render_seek_report
+
+    if request.predictions is not None:
+        request.predictions.parent.mkdir(parents=True, exist_ok=True)
+        with request.predictions.open("w", encoding="utf-8") as handle:
+            for result in report.results:
+                handle.write(result.model_dump_json() + "\n")
+    scores = score_predictions(r.prediction_record(request.extraction) for r in report.results)
+    found = None
+    if request.diagnostics:
+        found = seek_diagnostics(
+            [r.trace() for r in report.results],
+            qrels,
+            wall_s=report.wall_s,
+            run_questions=report.answered + report.failed,
+            gains=gains,
+        )
+        if request.report_html is not None:
+            request.report_html.parent.mkdir(parents=True, exist_ok=True)
+            name = request.settings.method
+            request.report_html.write_text(render_seek_report({name: found}), encoding="utf-8")
+    return QAEvaluation(
+        report=report,
+        usage=usage,
+        scores=scores,
+        diagnostics=found,
+        skipped=[str(b) for b in skipped.bad],
+    )
