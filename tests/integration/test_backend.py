@@ -61,15 +61,20 @@ def test_only_the_engines_own_unknown_analyzer_answer_means_absent(
     backend: SearchBackend, engine: str
 ) -> None:
     """The real engine's answer for a missing analyzer or filter is what the probe reads as
-    absent; a refused request (bad credentials) is raised, never taken as "absent"."""
+    absent (the other outcomes, retried or raised, are in tests/unit/foundation/
+    test_analyzer_probe.py); a malformed request is another 400, raised, not "absent"."""
     assert isinstance(backend, RestBackend)
     assert backend._analyzes({"tokenizer": "standard", "text": "a b"}) is True
     assert backend._analyzes({"analyzer": "no_such_analyzer_xyz", "text": "a"}) is False
     missing_filter = {"tokenizer": "standard", "filter": ["no_such_filter_xyz"], "text": "a"}
     assert backend._analyzes(missing_filter) is False
     with pytest.raises(EngineRequestError) as caught:
-        backend.request("POST", "/_analyze", body={"analyzer": "no_such_analyzer_xyz"})
+        backend.request("POST", "/_analyze", body={"analyzer": "no_such_analyzer_xyz", "text": "a"})
     assert (caught.value.status, caught.value.error_type) == (400, "illegal_argument_exception")
+    with pytest.raises(EngineRequestError) as malformed:  # no text to analyze
+        backend._analyzes({"analyzer": "standard"})
+    assert malformed.value.status == 400
+    assert malformed.value.error_type != "illegal_argument_exception"
 
 
 def test_ingest_reports_bad_lines_and_is_idempotent(
