@@ -12,6 +12,8 @@ from sira_seek.inspection.from_results import record_from_seek
 from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.seek.results import SeekResult
 from sira_seek.sira.results import dev_tools_request
+from sira_seek.workflows.ask import AskRequest
+from sira_seek.workflows.ask import ask as ask_question
 
 from .exit_codes import ExitCode
 from .options import backend_from_options, cluster_options, friendly_errors, json_option
@@ -85,20 +87,19 @@ def ask(
     **cluster: Any,
 ) -> None:
     """Answer QUESTION with SEEK: sketch, evidence per gist from --index, answer."""
-    if not question.strip():
-        raise click.UsageError("the question is empty")
     settings = seek.settings()
+    request = AskRequest.build(
+        question=question,
+        index=index,
+        llm=seek.llm_spec,
+        retriever=seek.retriever,
+        expansions=seek.expansions,
+        settings=settings,
+        use_cache=False if seek.no_cache else None,
+    )
     log_backend = backend_from_options(dict(cluster)) if log_queries else None
     found = seek.make_retriever(index, cluster)
-
-    async def run() -> SeekResult:
-        session = seek.open_session(found, settings)
-        try:
-            return await session.answer(question)
-        finally:
-            await session.aclose()
-
-    result = asyncio.run(run())
+    result = asyncio.run(ask_question(None, request, retriever=found))
     if log_backend is not None:
         with QueryLogger(log_backend) as qlog:
             qlog.log(record_from_seek(result, index=index or ""))

@@ -14,7 +14,6 @@ from typing import Any
 
 import click
 
-from sira_seek.seek.api import SeekSession, open_session
 from sira_seek.seek.retrieval import Retriever
 from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
 from sira_seek.workflows.ask import retriever_for
@@ -71,14 +70,6 @@ class SeekChoices:
             retriever=self.retriever,  # type: ignore[arg-type]
             llm=self.llm_spec,
             expansions=self.expansions,
-        )
-
-    def open_session(self, retriever: Retriever | None, settings: SeekSettings) -> SeekSession:
-        return open_session(
-            retriever=retriever,
-            llm_spec=self.llm_spec,
-            settings=settings,
-            use_cache=False if self.no_cache else None,
         )
 
 

@@ -6,6 +6,7 @@ sub-query retriever here, so SEEK's searches use exactly the phrase sources ``se
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from pydantic import (
@@ -13,7 +14,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StrictInt,
     ValidationError,
     field_validator,
 )
@@ -27,9 +27,11 @@ from . import validation
 from .errors import InvalidInput, NotFound, classify, validation_message
 from .sira_setup import BackendSource, RetrievalMethod, backend_of, choose_expander
 
+logger = logging.getLogger(__name__)
+
 
 class AskRequest(BaseModel):
-    """One question, the index its sub-queries search, and how SEEK runs."""
+    """One question, the index its sub-queries search, and how SEEK runs (``settings``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -38,12 +40,8 @@ class AskRequest(BaseModel):
     llm: str | None = None
     retriever: RetrievalMethod = "bm25"
     expansions: Path | None = None
-    method: SeekMethod = "seek"
-    variant: SeekVariant = "sequential"
-    top_k: StrictInt | None = Field(default=None, ge=1, le=50)
+    settings: SeekSettings = Field(default_factory=SeekSettings)
     use_cache: StrictBool | None = None
-    thinking: StrictBool | None = None
-    max_steps: StrictInt | None = Field(default=None, ge=1, le=100)
 
     @field_validator("question")
     @classmethod
@@ -56,23 +54,28 @@ class AskRequest(BaseModel):
         return None if value is None else validation.index_name(value)
 
     @classmethod
-    def build(cls, **values: object) -> AskRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
+    def build(
+        cls,
+        *,
+        method: SeekMethod = "seek",
+        variant: SeekVariant = "sequential",
+        top_k: int | None = None,
+        thinking: bool | None = None,
+        max_steps: int | None = None,
+        **values: object,
+    ) -> AskRequest:
+        """The request from keyword values (SEEK's knobs among them, over the defaults and
+        env vars unless ``settings`` is given whole), or ``InvalidInput`` naming each bad
+        field."""
         if isinstance(values.get("expansions"), str):
             values["expansions"] = Path(str(values["expansions"]))
         try:
+            if values.get("settings") is None:
+                knobs: dict[str, object] = {"method": method, "variant": variant}
+                given = {"top_k": top_k, "thinking": thinking, "max_steps": max_steps}
+                knobs.update({k: v for k, v in given.items() if v is not None})
+                values["settings"] = SeekSettings.model_validate(knobs)
             return cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
-
-    def seek_settings(self) -> SeekSettings:
-        """SEEK's settings: the knobs given here over the defaults and env vars."""
-        knobs: dict[str, object] = {"method": self.method, "variant": self.variant}
-        for name in ("top_k", "thinking", "max_steps"):
-            if getattr(self, name) is not None:
-                knobs[name] = getattr(self, name)
-        try:
-            return SeekSettings.model_validate(knobs)
         except ValidationError as exc:
             raise InvalidInput(validation_message(exc)) from None
 
@@ -128,17 +131,22 @@ def retriever_for(
     )
 
 
-async def ask(backend: SearchBackend, request: AskRequest) -> SeekResult:
+async def ask(
+    source: BackendSource | None, request: AskRequest, *, retriever: Retriever | None = None
+) -> SeekResult:
     """Answer ``request.question``: the completed sketch, every sub-query with the ids it
     retrieved, the answer, LLM usage and timings. A question the pipeline could not answer
-    comes back with ``error`` set (batches go on); invalid requests raise."""
+    comes back with ``error`` set (batches go on); invalid requests raise.
+
+    ``retriever`` is one ``retriever_for`` built already (the CLI keeps it for ``--explain``).
+    """
     from sira_seek.seek.api import open_session
 
-    settings = request.seek_settings()
+    settings = request.settings
     try:
-        found = retriever_for(
-            backend,
-            method=request.method,
+        found = retriever or retriever_for(
+            source,
+            method=settings.method,
             index=request.index,
             retriever=request.retriever,
             llm=request.llm,
@@ -152,6 +160,7 @@ async def ask(backend: SearchBackend, request: AskRequest) -> SeekResult:
     session = open_session(
         retriever=found, llm_spec=request.llm, settings=settings, use_cache=request.use_cache
     )
+    logger.debug("asking %r with %s over %s", request.question[:80], settings.method, found)
     try:
         return await session.answer(request.question)
     finally:
