@@ -6,7 +6,7 @@ import functools
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -129,6 +129,13 @@ _BAD_INPUT_ERRORS: tuple[type[BaseException], ...] = (
 are ValueErrors too."""
 
 
+_KNOWN_ERRORS: tuple[type[BaseException], ...] = (
+    WorkflowError,
+    *_ENGINE_ERRORS,
+    *_BAD_INPUT_ERRORS,
+)
+
+
 def exit_code_for(exc: BaseException) -> ExitCode | None:
     """Where ``exc`` goes in the exit-code table; ``None`` for an unknown failure (a bug,
     left as a traceback). The workflows' error kinds map first, as in every front end."""
@@ -163,7 +170,7 @@ def friendly_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (WorkflowError, *_ENGINE_ERRORS, *_BAD_INPUT_ERRORS) as exc:
+        except _KNOWN_ERRORS as exc:
             if debug_requested():
                 raise
             raise as_click_error(exc) from None
@@ -210,7 +217,7 @@ def echo_skipped(report: ReadReport, *, limit: int = 50) -> None:
     echo_lines([str(bad) for bad in report.bad], limit=limit)
 
 
-def echo_lines(bad: list[str] | tuple[str, ...], *, limit: int = 50) -> None:
+def echo_lines(bad: Sequence[str], *, limit: int = 50) -> None:
     """``echo_skipped`` for lines a workflow reports as text."""
     for line in bad[:limit]:
         click.echo(f"skipped {line}", err=True)

@@ -151,14 +151,14 @@ def serve(
             raise BadInput(str(exc)) from None
     if not allowed_hosts:
         allowed_hosts = LOOPBACK_HOSTS if _is_loopback(host) else ("*",)
-    config = ServiceConfig(
+    service = ServiceConfig(
         llm=llm_spec,
         indexes=indexes,
         api_keys=keys,
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts,
     )
-    app = create_app(connect, config, redact=Redactor([*redact.secrets, *keys]))
+    app = create_app(connect, service, redact=Redactor([*redact.secrets, *keys]))
     if not keys and not _is_loopback(host):
         click.echo(f"warning: listening on {host} without API keys (--open)", err=True)
     config = uvicorn.Config(
@@ -177,7 +177,7 @@ def serve(
             "host": host,
             "port": bound,
             "docs": f"{base}/docs",
-            "index": config.index,
+            "index": service.index,
             "indexes": list(indexes),
             "auth": bool(keys),
             "llm": redact(llm_spec) if llm_spec else None,

@@ -50,6 +50,13 @@ ANALYZE_BACKOFF_S = 0.5
 _ABSENT = (400, "illegal_argument_exception")
 
 
+def path_segment(name: str) -> str:
+    """``name`` percent-encoded as ONE path segment: a ``/`` in an index name can never
+    reach another endpoint (``idx/_refresh``); the engines decode it after routing, so a
+    wildcard or a list still means what it says."""
+    return quote(name, safe="")
+
+
 def _with_global_stats(params: Mapping[str, Any] | None) -> dict[str, Any]:
     out = dict(params or {})
     out.setdefault("search_type", GLOBAL_STATS)
@@ -208,11 +215,11 @@ class RestBackend(ABC):
 
     # -- indexes -------------------------------------------------------------------------
     def index_exists(self, index: str) -> bool:
-        body = self.request("GET", f"/{quote(index)}", ignore=(404,))
+        body = self.request("GET", f"/{path_segment(index)}", ignore=(404,))
         return bool(body) and "error" not in body and "status" not in body
 
     def create_index(self, index: str, body: Mapping[str, Any]) -> None:
-        self.request("PUT", f"/{quote(index)}", body=dict(body))
+        self.request("PUT", f"/{path_segment(index)}", body=dict(body))
 
     def ensure_corpus_index(self, index: str, *, shards: int = 1, replicas: int = 0) -> bool:
         """Create ``index`` with the sira-seek corpus layout unless it exists; True if created."""
@@ -225,7 +232,7 @@ class RestBackend(ABC):
 
     def resolve_name(self, name: str) -> tuple[list[str], str | None]:
         """Concrete indexes behind ``name`` (an index or an alias) and its write index."""
-        body = self.request("GET", f"/_alias/{quote(name)}", ignore=(404,))
+        body = self.request("GET", f"/_alias/{path_segment(name)}", ignore=(404,))
         if not body or "error" in body or body.get("status") == 404:
             return ([name], name) if self.index_exists(name) else ([], None)
         indexes = sorted(body)
@@ -235,18 +242,18 @@ class RestBackend(ABC):
         return indexes, indexes[0] if len(indexes) == 1 else None
 
     def delete_index(self, index: str) -> None:
-        self.request("DELETE", f"/{quote(index)}", ignore=(404,))
+        self.request("DELETE", f"/{path_segment(index)}", ignore=(404,))
 
     def refresh(self, index: str) -> None:
-        self.request("POST", f"/{quote(index)}/_refresh")
+        self.request("POST", f"/{path_segment(index)}/_refresh")
 
     def count(self, index: str, query: Mapping[str, Any] | None = None) -> int:
         body = {"query": dict(query)} if query else None
-        return int(self.request("POST", f"/{quote(index)}/_count", body=body)["count"])
+        return int(self.request("POST", f"/{path_segment(index)}/_count", body=body)["count"])
 
     def deleted_docs(self, index: str) -> int:
         """Deleted documents still in segments: term statistics count them until a merge."""
-        stats = self.request("GET", f"/{quote(index)}/_stats/docs")
+        stats = self.request("GET", f"/{path_segment(index)}/_stats/docs")
         return int(stats["_all"]["primaries"].get("docs", {}).get("deleted", 0))
 
     def expunge_deletes(self, index: str, *, timeout_s: float = 3600.0) -> int:
@@ -269,7 +276,7 @@ class RestBackend(ABC):
     def _force_merge_expunge(self, index: str, timeout_s: float) -> None:
         task = self.request(
             "POST",
-            f"/{quote(index)}/_forcemerge",
+            f"/{path_segment(index)}/_forcemerge",
             params={"only_expunge_deletes": "true", "wait_for_completion": "false"},
         )["task"]
         # `timeout` goes in the path: opensearch-py would take a `timeout` param as its own.
@@ -288,13 +295,15 @@ class RestBackend(ABC):
             raise SiraSeekEngineError(f"the merge of {index} failed: {status['error']}")
 
     def get_mapping(self, index: str) -> dict[str, Any]:
-        return dict(self.request("GET", f"/{quote(index)}/_mapping"))
+        return dict(self.request("GET", f"/{path_segment(index)}/_mapping"))
 
     def put_mapping(self, index: str, properties: Mapping[str, Any]) -> None:
-        self.request("PUT", f"/{quote(index)}/_mapping", body={"properties": dict(properties)})
+        body = {"properties": dict(properties)}
+        self.request("PUT", f"/{path_segment(index)}/_mapping", body=body)
 
     def get(self, index: str, doc_id: str) -> SearchHit | None:
-        body = self.request("GET", f"/{quote(index)}/_doc/{quote(doc_id, safe='')}", ignore=(404,))
+        path = f"/{path_segment(index)}/_doc/{path_segment(doc_id)}"
+        body = self.request("GET", path, ignore=(404,))
         if not body.get("found"):
             return None
         return _hit({**body, "_score": 0.0})
@@ -361,7 +370,10 @@ class RestBackend(ABC):
         self, index: str, body: Mapping[str, Any], params: Mapping[str, Any] | None = None
     ) -> SearchResult:
         raw = self.request(
-            "POST", f"/{quote(index)}/_search", params=_with_global_stats(params), body=dict(body)
+            "POST",
+            f"/{path_segment(index)}/_search",
+            params=_with_global_stats(params),
+            body=dict(body),
         )
         return _result(raw)
 
@@ -405,7 +417,7 @@ class RestBackend(ABC):
             }
             for text in texts
         ]
-        raw = self.request("POST", f"/{quote(index)}/_mtermvectors", body={"docs": docs})
+        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
         out: list[TextTermStatistics] = []
         for text, doc in zip(texts, raw.get("docs", []), strict=False):
             if "error" in doc:
@@ -460,7 +472,7 @@ class RestBackend(ABC):
                     "payloads": False,
                 }
             )
-        raw = self.request("POST", f"/{quote(index)}/_mtermvectors", body={"docs": docs})
+        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
         out: list[dict[str, list[str]]] = []
         for doc in raw.get("docs", []):
             if "error" in doc:
@@ -493,7 +505,7 @@ class RestBackend(ABC):
                 body["aggs"] = {"df": {"filters": {"filters": filters}}}
             raw = self.request(
                 "POST",
-                f"/{quote(index)}/_search",
+                f"/{path_segment(index)}/_search",
                 params={"allow_partial_search_results": "false"},
                 body=body,
             )
@@ -515,11 +527,11 @@ class RestBackend(ABC):
         return LiveDocFrequencies(doc_count=doc_count, counts=counts, round_trips=len(chunks))
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
-        raw = self.request("GET", f"/{quote(index)}/_settings")
+        raw = self.request("GET", f"/{path_segment(index)}/_settings")
         return {name: dict(body.get("settings", {}).get("index", {})) for name, body in raw.items()}
 
     def aliases(self, name: str) -> dict[str, list[str]]:
-        raw = self.request("GET", f"/{quote(name)}/_alias", ignore=(404,))
+        raw = self.request("GET", f"/{path_segment(name)}/_alias", ignore=(404,))
         if not raw or "error" in raw or raw.get("status") == 404:
             return {}
         return {index: sorted(body.get("aliases", {})) for index, body in raw.items()}
@@ -539,7 +551,7 @@ class RestBackend(ABC):
             "query": {"bool": {"must": [dict(query)], "filter": [{"ids": {"values": [doc_id]}}]}},
         }
         raw = self.request(
-            "POST", f"/{quote(index)}/_search", params=_with_global_stats(None), body=body
+            "POST", f"/{path_segment(index)}/_search", params=_with_global_stats(None), body=body
         )
         hits = raw.get("hits", {}).get("hits", [])
         return dict(hits[0].get("_explanation") or {}) if hits else None

@@ -11,7 +11,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
 
-from .base import RestBackend
+from .base import RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError, WrongClientError
 
@@ -84,7 +84,8 @@ class ElasticsearchBackend(RestBackend):
             raise SiraSeekEngineError(f"msearch failed: {_describe(exc)}") from None
 
     def _open_pit(self, index: str, keep_alive: str) -> str:
-        return str(self.request("POST", f"/{index}/_pit", params={"keep_alive": keep_alive})["id"])
+        path = f"/{path_segment(index)}/_pit"
+        return str(self.request("POST", path, params={"keep_alive": keep_alive})["id"])
 
     def _close_pit(self, pit_id: str) -> None:
         self.request("DELETE", "/_pit", body={"id": pit_id}, ignore=(404,))

@@ -13,7 +13,7 @@ from opensearchpy.exceptions import TransportError
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
 
-from .base import RestBackend
+from .base import RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError
 
@@ -88,7 +88,9 @@ class OpenSearchBackend(RestBackend):
 
     def _open_pit(self, index: str, keep_alive: str) -> str:
         body = self.request(
-            "POST", f"/{index}/_search/point_in_time", params={"keep_alive": keep_alive}
+            "POST",
+            f"/{path_segment(index)}/_search/point_in_time",
+            params={"keep_alive": keep_alive},
         )
         return str(body["pit_id"])
 

@@ -144,8 +144,7 @@ class AgentTools:
         self.client = client
         self.backend = client.backend
         self.index = index
-        knobs = {"tau": tau, "weight": weight}
-        self._knobs = {name: v for name, v in knobs.items() if v is not None}
+        self._tau, self._weight = tau, weight
         self.profile: IndexProfile = read_index_profile(self.backend, index)
 
     # -- search ----------------------------------------------------------------------------
@@ -163,7 +162,7 @@ class AgentTools:
         at most ``tau * |C|`` documents, and ``grounding`` says what happened to every one.
         """
         query = validation.query_text(query)
-        settings = sira_settings(**self._knobs, size=_check_k(k))
+        settings = sira_settings(tau=self._tau, weight=self._weight, size=_check_k(k))
         phrases = _clean(expansions)
         cats = _clean(categories)
         retriever = SiraRetriever(
