@@ -1,32 +1,30 @@
 """``sira-seek eval agentic``: an LLM agent searches under a page budget; Recall@B and answer
-coverage of what it read (the SIRA paper's BrowseComp-style setting on your own index)."""
+coverage of what it read (the SIRA paper's BrowseComp-style setting on your own index).
+
+The work (reading the inputs, the agent loop, the scores) is ``sira_seek.workflows.agentic``;
+this command parses the flags and prints the result.
+"""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from sira_seek.agent.evaluation import evaluate_runs
-from sira_seek.agent.loop import AgentLoop, AgentLoopSettings, AgentRun
-from sira_seek.agent.prompts import AgentPrompt
-from sira_seek.agent.tools import AgentTools
-from sira_seek.client import SiraSeek
-from sira_seek.corpus import ReadReport, read_qrels
-from sira_seek.llm.blocking import BlockingLLMClient
-from sira_seek.llm.factory import create_llm_client
-from sira_seek.llm.settings import LLMSettings
-from sira_seek.seek.questions import read_questions
-from sira_seek.seek.settings import resolve_prompt_style
+from sira_seek.workflows.agentic import (
+    AgenticEvaluation,
+    AgenticEvaluationRequest,
+    evaluate_agentic,
+)
 
-from .exit_codes import BadInput, PartialFailure
+from .exit_codes import PartialFailure
 from .options import (
-    backend_from_options,
+    CLUSTER_KEYS,
+    LazyBackend,
     cluster_options,
-    echo_skipped,
+    echo_lines,
     friendly_errors,
     json_option,
     no_progress_option,
@@ -97,22 +95,12 @@ from .progress import progress_bar
 @cluster_options
 @friendly_errors
 def eval_agentic(
-    index: str,
     qa_path: Path,
-    qrels: Path,
     llm_spec: str | None,
-    budget: int,
-    max_steps: int,
-    search_k: int,
-    tau: float | None,
-    weight: float | None,
-    limit: int | None,
-    trace: Path | None,
     no_cache: bool,
-    strict: bool,
     as_json: bool,
     no_progress: bool,
-    **cluster: Any,
+    **options: Any,
 ) -> None:
     """An LLM agent answers --qa questions by calling the grounded search tool (with its own
     expansions) and the category tool, under a budget of --budget unique pages.
@@ -121,57 +109,36 @@ def eval_agentic(
     occurs in those pages) and Cover-EM of its answers. Exits 3 (after printing) when the LLM
     failed on some question.
     """
-    skipped = ReadReport()
-    questions = read_questions(qa_path, limit=limit, strict=strict, report=skipped)
-    judgements = read_qrels(qrels, skipped, strict=strict)
-    echo_skipped(skipped)
-    if not questions:
-        raise BadInput(f"{qa_path}: no usable question (a JSON object with `question`)")
-    if not any(q.id in judgements for q in questions):
-        raise BadInput(f"none of the {len(questions)} questions in {qa_path} is judged in {qrels}")
-    llm_settings = LLMSettings()
-    spec = llm_spec or llm_settings.backend
-    settings = AgentLoopSettings(budget=budget, max_steps=max_steps, search_k=search_k)
-    started = time.perf_counter()
-    client = SiraSeek(backend_from_options(cluster))
-    runs: list[AgentRun] = []
+    cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
+    request = AgenticEvaluationRequest.build(
+        questions=qa_path, llm=llm_spec, use_cache=False if no_cache else None, **options
+    )
+    bars: list[Any] = []
+
+    def start(total: int) -> None:
+        enabled = show_progress(no_progress=no_progress, as_json=as_json)
+        bars.append(
+            progress_bar(desc="eval agentic", total=total, unit="question", enabled=enabled)
+        )
+
     try:
-        if not client.backend.index_exists(index):
-            raise click.ClickException(
-                f"index {index!r} does not exist: run `sira-seek ingest` first"
-            )
-        tools = AgentTools(client, index, tau=tau, weight=weight)
-        llm = BlockingLLMClient(
-            create_llm_client(spec, settings=llm_settings, use_cache=False if no_cache else None)
+        done = evaluate_agentic(
+            LazyBackend(cluster),
+            request,
+            on_start=start,
+            on_progress=lambda n: bars[0].update(n),
+            on_skipped=echo_lines,
         )
-        loop = AgentLoop(llm, tools, AgentPrompt(resolve_prompt_style("auto", spec)), settings)
-        bar = progress_bar(
-            desc="eval agentic",
-            total=len(questions),
-            unit="question",
-            enabled=show_progress(no_progress=no_progress, as_json=as_json),
-        )
-        try:
-            for question in questions:
-                runs.append(loop.run(question.question, question_id=question.id))
-                bar.update(1)
-        finally:
-            bar.close()
-            llm.close()
     finally:
-        client.close()
-    if trace is not None:
-        trace.parent.mkdir(parents=True, exist_ok=True)
-        trace.write_text("".join(run.model_dump_json() + "\n" for run in runs), encoding="utf-8")
-    report = evaluate_runs(runs, judgements, {q.id: q.golden_answers for q in questions})
-    out = {
-        "index": index,
-        "llm": spec,
-        **report.model_dump(mode="json"),
-        "llm_calls": sum(run.llm_calls for run in runs),
-        "completion_tokens": sum(run.completion_tokens for run in runs),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+        for bar in bars:
+            bar.close()
+    _render(done, as_json)
+
+
+def _render(done: AgenticEvaluation, as_json: bool) -> None:
+    """The JSON object, or a line per question and the means; exit 3 when the LLM failed."""
+    report = done.report
+    out = done.to_json()
     if as_json:
         click.echo(json.dumps(out, allow_nan=False))
     else:

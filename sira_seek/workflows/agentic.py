@@ -1,0 +1,214 @@
+"""The agentic evaluation workflow: what ``eval agentic`` does, for every front end.
+
+Reads the questions and judgements (and refuses them before any connection or model load),
+lets an LLM agent answer each question with the grounded search and category tools under a
+page budget, and scores what it read: Recall@B against the judgements, answer coverage of the
+pages read and Cover-EM of its answers (``sira_seek.agent.evaluation``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+
+from sira_seek.agent.evaluation import AgenticReport, evaluate_runs
+from sira_seek.agent.loop import AgentLoop, AgentLoopSettings, AgentRun
+from sira_seek.corpus import ReadReport, read_qrels
+from sira_seek.seek.questions import QuestionInput, read_questions
+from sira_seek.sira.settings import MAX_WEIGHT
+
+from . import validation
+from .errors import InvalidInput, NotFound, classify, validation_message
+from .sira_setup import BackendSource, backend_of
+
+if TYPE_CHECKING:
+    from sira_seek.backend import SearchBackend
+    from sira_seek.llm.settings import LLMSettings
+
+
+class AgenticEvaluationRequest(BaseModel):
+    """An agentic evaluation: the index, the judged questions, the agent's bounds and LLM."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: str
+    questions: Path
+    qrels: Path
+    llm: str | None = Field(
+        default=None, description="LLM spec (default: SIRA_SEEK_LLM_BACKEND, else the CPU model)."
+    )
+    budget: StrictInt = Field(default=10, ge=1, description="B: unique pages per question.")
+    max_steps: StrictInt = Field(default=6, ge=1, description="LLM calls per question.")
+    search_k: StrictInt = Field(default=5, ge=1, le=100, description="Passages per search.")
+    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    limit: StrictInt | None = Field(default=None, ge=1)
+    trace: Path | None = Field(
+        default=None, description="Also write every question's whole episode here as JSONL."
+    )
+    use_cache: bool | None = None
+    strict: bool = True
+
+    @field_validator("index")
+    @classmethod
+    def _index(cls, value: str) -> str:
+        return validation.index_name(value)
+
+    @classmethod
+    def build(cls, **values: Any) -> AgenticEvaluationRequest:
+        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
+        for key in ("questions", "qrels", "trace"):
+            if isinstance(values.get(key), str):
+                values[key] = Path(values[key])
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise InvalidInput(validation_message(exc)) from None
+
+
+class AgenticEvaluation(BaseModel):
+    """The scored runs (``report``), the LLM spec used, its usage and the wall time."""
+
+    index: str
+    llm: str
+    report: AgenticReport
+    llm_calls: int
+    completion_tokens: int
+    seconds: float
+    skipped: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented ``eval agentic --json`` object (docs/reference/json-output.md)."""
+        return {
+            "index": self.index,
+            "llm": self.llm,
+            **self.report.model_dump(mode="json"),
+            "llm_calls": self.llm_calls,
+            "completion_tokens": self.completion_tokens,
+            "seconds": self.seconds,
+        }
+
+
+def read_inputs(
+    request: AgenticEvaluationRequest, report: ReadReport
+) -> tuple[list[QuestionInput], dict[str, dict[str, int]]]:
+    """The questions and judgements, or ``InvalidInput`` before anything is connected."""
+    questions = read_questions(
+        request.questions, limit=request.limit, strict=request.strict, report=report
+    )
+    judgements = read_qrels(request.qrels, report, strict=request.strict)
+    return questions, judgements
+
+
+def _check_inputs(
+    request: AgenticEvaluationRequest,
+    questions: Sequence[QuestionInput],
+    judgements: dict[str, dict[str, int]],
+) -> None:
+    if not questions:
+        raise InvalidInput(
+            f"{request.questions}: no usable question (a JSON object with `question`)"
+        )
+    if not any(q.id in judgements for q in questions):
+        raise InvalidInput(
+            f"none of the {len(questions)} questions in {request.questions} is judged in "
+            f"{request.qrels}"
+        )
+
+
+def evaluate_agentic(
+    source: BackendSource,
+    request: AgenticEvaluationRequest,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_skipped: Callable[[list[str]], None] | None = None,
+) -> AgenticEvaluation:
+    """Run the agent on every question of ``request`` and score what it read.
+
+    ``on_skipped(lines)`` gets the bad lines a lenient read skipped (before anything is
+    connected), ``on_start(questions)`` is called once the model is loaded, ``on_progress(1)``
+    as each question finishes. A question whose LLM failed is in the report
+    (``report.llm_errors``); it does not raise.
+    """
+    from sira_seek.llm.settings import LLMSettings
+
+    skipped = ReadReport()
+    questions, judgements = read_inputs(request, skipped)
+    if on_skipped is not None and skipped.bad:
+        on_skipped([str(bad) for bad in skipped.bad])
+    _check_inputs(request, questions, judgements)
+    llm_settings = LLMSettings()
+    spec = request.llm or llm_settings.backend
+    started = time.perf_counter()
+    try:
+        runs = _run_agent(
+            backend_of(source), request, questions, spec, llm_settings,
+            on_start=on_start, on_progress=on_progress,
+        )  # fmt: skip
+    except Exception as exc:
+        known = classify(exc)
+        if known is None or known is exc:
+            raise
+        raise known from exc
+    if request.trace is not None:
+        request.trace.parent.mkdir(parents=True, exist_ok=True)
+        request.trace.write_text(
+            "".join(run.model_dump_json() + "\n" for run in runs), encoding="utf-8"
+        )
+    report = evaluate_runs(runs, judgements, {q.id: q.golden_answers for q in questions})
+    return AgenticEvaluation(
+        index=request.index,
+        llm=spec,
+        report=report,
+        llm_calls=sum(run.llm_calls for run in runs),
+        completion_tokens=sum(run.completion_tokens for run in runs),
+        seconds=round(time.perf_counter() - started, 3),
+        skipped=[str(bad) for bad in skipped.bad],
+    )
+
+
+def _run_agent(
+    backend: SearchBackend,
+    request: AgenticEvaluationRequest,
+    questions: Sequence[QuestionInput],
+    spec: str,
+    llm_settings: LLMSettings,
+    *,
+    on_start: Callable[[int], None] | None,
+    on_progress: Callable[[int], None] | None,
+) -> list[AgentRun]:
+    """One episode per question, in order, with the tools on ``request.index``."""
+    from sira_seek.agent.prompts import AgentPrompt
+    from sira_seek.agent.tools import AgentTools
+    from sira_seek.client import SiraSeek
+    from sira_seek.llm.blocking import BlockingLLMClient
+    from sira_seek.llm.factory import create_llm_client
+    from sira_seek.seek.settings import resolve_prompt_style
+
+    if not backend.index_exists(request.index):
+        raise NotFound(f"index {request.index!r} does not exist: run `sira-seek ingest` first")
+    # The backend stays open: it is the caller's (the command line's process ends after).
+    tools = AgentTools(SiraSeek(backend), request.index, tau=request.tau, weight=request.weight)
+    llm = BlockingLLMClient(
+        create_llm_client(spec, settings=llm_settings, use_cache=request.use_cache)
+    )
+    settings = AgentLoopSettings(
+        budget=request.budget, max_steps=request.max_steps, search_k=request.search_k
+    )
+    loop = AgentLoop(llm, tools, AgentPrompt(resolve_prompt_style("auto", spec)), settings)
+    runs: list[AgentRun] = []
+    try:
+        if on_start is not None:
+            on_start(len(questions))
+        for question in questions:
+            runs.append(loop.run(question.question, question_id=question.id))
+            if on_progress is not None:
+                on_progress(1)
+    finally:
+        llm.close()
+    return runs

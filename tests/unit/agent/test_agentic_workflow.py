@@ -1,0 +1,96 @@
+"""The agentic evaluation workflow (``workflows.agentic``) on the in-memory backend double and
+a scripted LLM: inputs are refused before a connection, a missing index before a model load,
+and a run is scored and traced as ``eval agentic`` prints it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from in_memory_backend import InMemoryBackend
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from scripted_llm import ScriptedLLMDouble  # noqa: E402
+
+from sira_seek.backend import SearchBackend  # noqa: E402
+from sira_seek.workflows.agentic import (  # noqa: E402
+    AgenticEvaluationRequest,
+    evaluate_agentic,
+)
+from sira_seek.workflows.errors import InvalidInput, NotFound  # noqa: E402
+
+DOCS = {
+    "d1": {"title": "Arthur's Magazine", "text": "A literary periodical founded in 1844."},
+    "d2": {"title": "First for Women", "text": "A woman's magazine founded in 1989."},
+}
+
+
+def _files(tmp_path: Path, judged: str = "q1") -> dict[str, Path]:
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text(
+        json.dumps({"id": "q1", "question": "When was Arthur's Magazine founded?",
+                    "golden_answers": ["1844"]}) + "\n"
+    )  # fmt: skip
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text(f"query-id\tcorpus-id\tscore\n{judged}\td1\t1\n")
+    return {"questions": qa, "qrels": qrels}
+
+
+def _never() -> SearchBackend:
+    raise AssertionError("the workflow connected before refusing its input")
+
+
+def test_unjudged_questions_and_bad_knobs_are_refused_before_connecting(tmp_path: Path) -> None:
+    request = AgenticEvaluationRequest.build(index="idx", **_files(tmp_path, judged="other"))
+    with pytest.raises(InvalidInput, match="none of the 1 questions"):
+        evaluate_agentic(_never, request)
+    for bad in ({"index": "a*"}, {"tau": 5.0}, {"budget": 0}, {"search_k": 101}):
+        with pytest.raises(InvalidInput):
+            AgenticEvaluationRequest.build(**{"index": "idx", **_files(tmp_path), **bad})
+
+
+def test_a_missing_index_is_not_found_before_a_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_model(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("a model was loaded for an index that does not exist")
+
+    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", no_model)
+    request = AgenticEvaluationRequest.build(index="absent", **_files(tmp_path))
+    with pytest.raises(NotFound, match="'absent' does not exist"):
+        evaluate_agentic(InMemoryBackend(DOCS), request)
+
+
+def test_a_run_is_scored_traced_and_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [
+        json.dumps({"action": "search", "text": "Arthur's Magazine", "expansions": []}),
+        json.dumps({"action": "answer", "text": "1844", "expansions": []}),
+    ]
+    llm = ScriptedLLMDouble(sequence=script)
+    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: llm)
+    trace = tmp_path / "out" / "trace.jsonl"
+    request = AgenticEvaluationRequest.build(
+        index="idx", llm="scripted:x", budget=3, search_k=2, trace=trace, **_files(tmp_path)
+    )
+    started: list[int] = []
+    progressed: list[int] = []
+    done = evaluate_agentic(
+        lambda: InMemoryBackend(DOCS), request,
+        on_start=started.append, on_progress=progressed.append,
+    )  # fmt: skip
+    assert started == [1] and progressed == [1]
+    assert done.report.questions == 1 and done.report.llm_errors == 0
+    (result,) = done.report.results
+    assert result.answer == "1844" and result.stop_reason == "answered"
+    assert result.recall == 1.0 and result.answer_covered is True
+    assert done.llm_calls == 2
+    out = done.to_json()
+    assert list(out)[:2] == ["index", "llm"] and out["llm"] == "scripted:x"
+    assert list(out)[-3:] == ["llm_calls", "completion_tokens", "seconds"]
+    (line,) = trace.read_text().splitlines()
+    assert json.loads(line)["question_id"] == "q1"
