@@ -40,7 +40,20 @@ class ClusterSettings(BaseSettings):
     ca_certs: Path | None = Field(default=None, description="CA bundle for TLS verification")
     ssl_fingerprint: str | None = None
     verify_certs: bool = True
-    request_timeout: float = 60.0
+    request_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds one request may take to answer (SIRA_SEEK_REQUEST_TIMEOUT); a "
+        "cluster that accepts connections but never answers fails each request after this.",
+    )
+    max_connections: int = Field(
+        default=32,
+        ge=1,
+        le=1024,
+        description="Pooled connections per node (SIRA_SEEK_MAX_CONNECTIONS): at least the "
+        "work in flight (HTTP API workers, sira-sync --concurrency, a framework batch), so "
+        "concurrent requests neither queue nor reconnect.",
+    )
 
     def has_auth(self) -> bool:
         return self.api_key is not None or self.username is not None

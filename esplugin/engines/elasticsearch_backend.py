@@ -38,6 +38,7 @@ class ElasticsearchBackend(RestBackend):
         client = Elasticsearch(
             settings.urls() or [info.url],
             request_timeout=settings.request_timeout,
+            connections_per_node=settings.max_connections,
             **retry_client_kwargs(settings),
             **common_client_kwargs(settings, basic_auth_key="basic_auth"),
         )

@@ -38,6 +38,7 @@ class OpenSearchBackend(RestBackend):
             client = OpenSearch(
                 settings.urls() or [info.url],
                 timeout=settings.request_timeout,
+                pool_maxsize=settings.max_connections,
                 use_ssl=info.url.startswith("https"),
                 **retry_client_kwargs(settings),
                 **kwargs,
