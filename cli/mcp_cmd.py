@@ -10,7 +10,13 @@ import click
 
 from sira_seek.client import SiraSeek
 
-from .options import backend_from_options, cluster_options, friendly_errors, json_option
+from .options import (
+    backend_from_options,
+    cluster_options,
+    friendly_errors,
+    json_option,
+    require_extra,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +55,7 @@ def mcp(
     The index is checked before serving, so a wrong name fails here, not in the agent's first
     call. Over stdio nothing but the protocol is written to stdout; logs go to stderr.
     """
+    require_extra("mcp", "mcp")
     from sira_seek.agent.mcp_server import HTTP_PATH, TOOL_NAMES, run_server
     from sira_seek.agent.tools import AgentTools
 

@@ -178,6 +178,20 @@ def friendly_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def require_extra(extra: str, *modules: str) -> None:
+    """One line naming the extra to install when an optional package is missing, never an
+    ImportError traceback: the command cannot run without it."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        command = click.get_current_context().command_path
+        raise click.ClickException(
+            f"{command} needs {', '.join(missing)}, which is not installed: "
+            f"pip install 'sira-seek[{extra}]'"
+        )
+
+
 def json_option(help_text: str = "Print the result as one JSON document on stdout.") -> Any:
     """``--json``: one parseable document on stdout, keys documented in the README."""
     return click.option("--json", "as_json", envvar="SIRA_SEEK_JSON", is_flag=True, help=help_text)

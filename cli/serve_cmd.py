@@ -17,7 +17,7 @@ from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput
 
 from .exit_codes import BadInput
-from .options import cluster_options, json_option
+from .options import cluster_options, json_option, require_extra
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 """Host header values a loopback server answers by default (a DNS-rebinding page sends its
@@ -115,6 +115,7 @@ def serve(
     answers 503 with the reason until the cluster is up. Bind to a non-loopback --host only
     behind your own authentication: the API has none.
     """
+    require_extra("serve", "fastapi", "uvicorn")
     import uvicorn
 
     import sira_seek
