@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -41,6 +41,7 @@ from sira_seek.workflows.errors import (
 )
 
 from .guards import DEFAULT_MAX_BODY_BYTES, ApiKeys, BodyLimit
+from .metrics import MetricsMiddleware, ServiceMetrics
 from .redaction import Redactor
 
 if TYPE_CHECKING:
@@ -321,6 +322,20 @@ def create_app(
         app.add_middleware(ApiKeys, keys=config.api_keys)
     if config.allowed_hosts != ("*",):
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts))
+    metrics = ServiceMetrics()
+    routes = frozenset({"/search", "/ask", "/health", "/metrics"})
+    app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)
+
+    @app.get(
+        "/metrics",
+        summary="Prometheus metrics: requests and latency by route and status, engine and LLM "
+        "time",
+        response_class=PlainTextResponse,
+        responses={401: ERROR_RESPONSES[401]},
+    )
+    def prometheus() -> Response:
+        body, content_type = metrics.exposition()
+        return Response(content=body, media_type=content_type)
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
@@ -395,6 +410,8 @@ def create_app(
             result = _search(cluster.get(), index, request, expander)
         except Exception as exc:
             raise _http_error(exc, redact) from None
+        metrics.engine.labels("/search").observe(result.timings.engine_ms / 1000)
+        metrics.llm.labels("/search").observe(result.timings.expansion_ms / 1000)
         return result.to_search_json()
 
     @app.post(
@@ -421,6 +438,8 @@ def create_app(
             # The pipeline records a failed question instead of raising (batches go on);
             # for one question over HTTP that is the LLM or the cluster failing.
             raise ServiceError(503, redact(f"the question failed: {result.error}"))
+        metrics.engine.labels("/ask").observe(result.timings.retrieval_s)
+        metrics.llm.labels("/ask").observe(result.timings.llm_s)
         return result.model_dump(mode="json")
 
     return app

@@ -108,3 +108,15 @@ def test_keys_file_and_environment_are_merged_and_short_keys_refused(tmp_path: P
     with pytest.raises(ValueError, match="shorter than 16"):
         read_api_keys(None, "short")
     assert key_matches(other, (KEY, other)) and not key_matches(other[:-1], (KEY, other))
+
+
+def test_metrics_count_requests_by_route_and_status_behind_the_key(client: TestClient) -> None:
+    client.post("/search", json={"query": "x", "index": "other"}, headers=AUTH)  # 403
+    client.post("/search", json={"query": "x"})  # 401
+    client.get("/no/such/path", headers=AUTH)  # 404, counted as "other"
+    assert client.get("/metrics").status_code == 401
+    text = client.get("/metrics", headers=AUTH).text
+    assert 'sira_seek_http_requests_total{method="POST",route="/search",status="403"} 1.0' in text
+    assert 'sira_seek_http_requests_total{method="POST",route="/search",status="401"} 1.0' in text
+    assert 'sira_seek_http_requests_total{method="GET",route="other",status="404"} 1.0' in text
+    assert "sira_seek_http_request_seconds_bucket" in text and "/no/such/path" not in text
