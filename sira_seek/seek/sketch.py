@@ -30,6 +30,11 @@ FALLBACK_HEADING = "Evidence"
 MAX_HEADING_CHARS = 200
 """Headings longer than this are cut: a runaway line is not a section heading."""
 
+MAX_LINE_CHARS = 1_000
+"""Lines are cut to this length before any pattern reads them (a heading is cut to
+``MAX_HEADING_CHARS`` anyway), so the work per line is bounded whatever the model wrote and
+a degenerate answer parses in time linear in its length."""
+
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
@@ -223,7 +228,7 @@ def _is_generic(heading: str) -> bool:
 
 
 def _lines(segment: str) -> list[str]:
-    return [line.rstrip() for line in segment.splitlines()]
+    return [line[:MAX_LINE_CHARS].rstrip() for line in segment.splitlines()]
 
 
 def _heading_text(match: re.Match[str]) -> str:
@@ -311,7 +316,7 @@ def _from_list(lines: list[str]) -> _Candidate:
     """Top-level numbered or bulleted items (nested items are details of their parent)."""
     items: list[tuple[int, int, str]] = []
     for number, line in enumerate(lines):
-        match = _LIST_ITEM.match(line.expandtabs(4))
+        match = _LIST_ITEM.match(line.expandtabs(4)[:MAX_LINE_CHARS])
         if match:
             heading = _list_item_heading(match.group(2))
             if heading and not _is_generic(heading):

@@ -12,6 +12,7 @@ the sample size accordingly, and an estimate from a sample that left slots empty
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from pydantic import BaseModel
 
@@ -83,14 +84,17 @@ def estimate_run(
     slice_spec: SliceSpec,
     *,
     sample: int = 5,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> RunEstimate:
+    """Plan the run (a dry run), then time ``sample`` documents' proposals with ``clock``
+    and extrapolate from that wall-clock rate."""
     planner = SyncRunner(backend, index, source, settings, slice_spec=slice_spec, dry_run=True)
     plan = planner.run().counts
     todo = plan.new + plan.changed + plan.outdated + plan.failed_before
     items = planner.pending_items(sample) if todo else []
-    started = time.perf_counter()
+    started = clock()
     outcomes = source.propose(items) if items else []
-    seconds = time.perf_counter() - started
+    seconds = clock() - started
     answered = [o for o in outcomes if isinstance(o, PhraseProposal)]
     n = max(len(answered), 1)
     prompt_per_doc = sum(o.prompt_tokens for o in answered) / n

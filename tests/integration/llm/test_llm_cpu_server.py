@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from pathlib import Path
 
@@ -88,22 +89,27 @@ def test_server_500_twice_then_recovers(llama_server: LlamaCppServerProcess) -> 
 
 
 def test_server_that_times_out_then_answers(llama_server: LlamaCppServerProcess) -> None:
-    # The proxy holds the first request without answering (a hung server); later ones reach
-    # the real server. The read timeout is generous enough for a loaded 2-core machine.
-    hung = StubReply(delay_s=60.0, text="never sent")
+    # The proxy holds the first request without answering (a hung server) until the test lets
+    # go; later ones reach the real server. The read timeout is generous enough for a loaded
+    # 2-core machine.
+    hang = threading.Event()
+    hung = StubReply(hold=hang, text="never sent")
     request = LLMRequest(prompt="Hi", max_tokens=2)
-    with StubOpenAIServer([hung], upstream=llama_server.base_url) as proxy:
-        no_retry = _client(proxy.base_url, read_timeout_s=2.0, retry=RetryPolicy(max_retries=0))
-        started = time.perf_counter()
-        (failed,) = asyncio.run(_many(no_retry, [request], 1))
-        assert isinstance(failed, LLMError) and failed.kind == "timeout"
-        assert time.perf_counter() - started < 10
+    try:
+        with StubOpenAIServer([hung], upstream=llama_server.base_url) as proxy:
+            no_retry = _client(proxy.base_url, read_timeout_s=2.0, retry=RetryPolicy(max_retries=0))
+            (failed,) = asyncio.run(_many(no_retry, [request], 1))
+            assert isinstance(failed, LLMError) and failed.kind == "timeout"
+            assert not hang.is_set()  # the client's own read timeout, not a late answer
+            assert len(proxy.requests) == 1  # and no retry
 
-    with StubOpenAIServer([hung], upstream=llama_server.base_url) as proxy:
-        retrying = _client(proxy.base_url, read_timeout_s=5.0)
-        (ok,) = asyncio.run(_many(retrying, [request], 1))
-        assert isinstance(ok, LLMResponse), ok
-        assert len(proxy.requests) == 2
+        with StubOpenAIServer([hung], upstream=llama_server.base_url) as proxy:
+            retrying = _client(proxy.base_url, read_timeout_s=5.0)
+            (ok,) = asyncio.run(_many(retrying, [request], 1))
+            assert isinstance(ok, LLMResponse), ok
+            assert len(proxy.requests) == 2
+    finally:
+        hang.set()
 
 
 def test_context_too_long_is_reported(llama_server: LlamaCppServerProcess) -> None:
@@ -138,16 +144,19 @@ def test_cache_answers_repeats_without_the_server(
     settings = LLMSettings(cache_dir=tmp_path / "cache")
     request = keyword_request(TOPICS[2], max_tokens=48)
 
-    async def twice() -> tuple[LLMResponse, LLMResponse]:
-        client = create_llm_client(llama_server.spec, settings=settings, ledger=ledger)
+    async def twice(spec: str) -> tuple[LLMResponse, LLMResponse]:
+        client = create_llm_client(spec, settings=settings, ledger=ledger)
         try:
             return await client.generate(request), await client.generate(request)
         finally:
             await client.aclose()
 
-    first, second = asyncio.run(twice())
+    # A counting proxy in front of the server: the repeat must never reach it.
+    with StubOpenAIServer(upstream=llama_server.base_url) as proxy:
+        first, second = asyncio.run(twice(f"openai:{proxy.base_url}#{llama_server.model_alias}"))
+    assert len(proxy.requests) == 1, proxy.requests
     assert not first.cache_hit and second.cache_hit
-    assert second.text == first.text and second.latency_s < first.latency_s
+    assert second.text == first.text
     summary = ledger.summary()
     assert summary["calls"] == 2 and summary["cache_hits"] == 1
     assert summary["completion_tokens"] == 2 * first.usage.completion_tokens

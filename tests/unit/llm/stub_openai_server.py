@@ -13,10 +13,19 @@ from typing import Any
 
 import httpx
 
+HANG_GUARD_S = 60.0
+"""How long a held or gated reply waits at most: only so that a client bug fails the test
+instead of hanging it; no test measures it."""
+
 
 @dataclass
 class StubReply:
-    """One scripted answer: an HTTP status, a JSON body (or completion text), a delay."""
+    """One scripted answer: an HTTP status, a JSON body (or completion text), a delay.
+
+    ``hold``: the reply is not sent before the test sets this event (a hung server, for as
+    long as the test wants). ``gate``: the reply waits until the barrier's other parties (other
+    requests) arrive too, so a test can require that many requests in flight at once.
+    """
 
     status: int = 200
     text: str | None = "ok"
@@ -24,6 +33,8 @@ class StubReply:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     forward: bool = False
+    hold: threading.Event | None = None
+    gate: threading.Barrier | None = None
 
 
 def completion_body(text: str, *, chat: bool) -> dict[str, Any]:
@@ -81,6 +92,8 @@ class StubOpenAIServer:
             return self.script.pop(0) if self.script else self.default
 
     def done(self) -> None:
+        """The reply is about to be written: the request stops counting as in flight before
+        the client can see its answer (and send the next one)."""
         with self._lock:
             self.in_flight -= 1
 
@@ -117,19 +130,32 @@ class StubOpenAIServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply = stub.next_reply(self.path, body)
+                counted = True
                 try:
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
+                    if reply.hold is not None:
+                        reply.hold.wait(HANG_GUARD_S)
+                    if reply.gate is not None:
+                        reply.gate.wait(HANG_GUARD_S)
                     if reply.forward and stub.upstream:
                         upstream = httpx.post(stub.upstream + self.path[3:], json=body, timeout=300)
-                        self._send(upstream.status_code, upstream.json())
+                        status, answer, headers = upstream.status_code, upstream.json(), {}
                     elif reply.body is not None or reply.status != 200:
-                        self._send(reply.status, reply.body or {}, reply.headers)
+                        status, answer, headers = reply.status, reply.body or {}, reply.headers
                     else:
                         chat = self.path.endswith("/chat/completions")
-                        self._send(200, completion_body(reply.text or "", chat=chat))
-                finally:
+                        status, answer, headers = (
+                            200,
+                            completion_body(reply.text or "", chat=chat),
+                            {},
+                        )
                     stub.done()
+                    counted = False
+                    self._send(status, answer, headers)
+                finally:
+                    if counted:
+                        stub.done()
 
         return Handler
 

@@ -2,7 +2,7 @@
 
 import asyncio
 import json
-import time
+import threading
 
 import pytest
 from stub_openai_server import StubOpenAIServer, StubReply
@@ -61,24 +61,36 @@ def test_429_retries_then_gives_up_with_a_server_error() -> None:
     assert len(stub.requests) == FAST_RETRY.max_retries + 1
 
 
-def test_server_that_sleeps_past_the_read_timeout() -> None:
-    with StubOpenAIServer(default=StubReply(delay_s=2.0)) as stub:
-        client = _client(
-            stub.base_url, read_timeout_s=0.3, retry=RetryPolicy(max_retries=1, backoff_base_s=0.01)
-        )
-        started = time.perf_counter()
-        with pytest.raises(LLMTimeoutError, match="did not answer") as info:
-            asyncio.run(_generate(client, LLMRequest(prompt="hi")))
-        elapsed = time.perf_counter() - started
-    assert info.value.attempts == 2
-    assert elapsed < 1.5  # two 0.3 s attempts, not the server's 2 s
+def test_a_server_that_never_answers_is_cut_by_the_read_timeout_on_every_attempt() -> None:
+    # The server holds every reply until the test lets go: an answer can only be a timeout
+    # of the client's own, once per attempt, never the server's late reply.
+    never = threading.Event()
+    try:
+        with StubOpenAIServer(default=StubReply(hold=never)) as stub:
+            client = _client(
+                stub.base_url,
+                read_timeout_s=0.3,
+                retry=RetryPolicy(max_retries=1, backoff_base_s=0.01),
+            )
+            with pytest.raises(LLMTimeoutError, match="did not answer") as info:
+                asyncio.run(_generate(client, LLMRequest(prompt="hi")))
+            assert not never.is_set()  # nothing was answered: the client gave up by itself
+            assert info.value.attempts == 2
+            assert [path for path, _ in stub.requests] == ["/v1/completions"] * 2
+    finally:
+        never.set()
 
 
 def test_total_timeout_bounds_each_attempt() -> None:
-    with StubOpenAIServer(default=StubReply(delay_s=2.0)) as stub:
-        client = _client(stub.base_url, total_timeout_s=0.3, retry=RetryPolicy(max_retries=0))
-        with pytest.raises(LLMTimeoutError):
-            asyncio.run(_generate(client, LLMRequest(prompt="hi")))
+    never = threading.Event()
+    try:
+        with StubOpenAIServer(default=StubReply(hold=never)) as stub:
+            client = _client(stub.base_url, total_timeout_s=0.3, retry=RetryPolicy(max_retries=0))
+            with pytest.raises(LLMTimeoutError):
+                asyncio.run(_generate(client, LLMRequest(prompt="hi")))
+            assert not never.is_set() and len(stub.requests) == 1
+    finally:
+        never.set()
 
 
 def test_unreachable_server_is_named() -> None:
@@ -209,7 +221,9 @@ def test_endpoints_round_robin_and_a_dead_one_is_retried_elsewhere() -> None:
 
 
 def test_in_flight_requests_are_bounded() -> None:
-    with StubOpenAIServer(default=StubReply(delay_s=0.1)) as stub:
+    # Each reply waits until four requests are at the server together: a client that kept
+    # fewer in flight would never get an answer, and one that sent more would show it.
+    with StubOpenAIServer(default=StubReply(gate=threading.Barrier(4))) as stub:
         client = _client(stub.base_url, max_in_flight=4)
 
         async def run() -> list[LLMResponse | LLMError]:
@@ -218,12 +232,10 @@ def test_in_flight_requests_are_bounded() -> None:
             finally:
                 await client.aclose()
 
-        started = time.perf_counter()
         results = asyncio.run(run())
-        elapsed = time.perf_counter() - started
-    assert all(isinstance(r, LLMResponse) for r in results)
-    assert stub.max_in_flight == 4
-    assert elapsed < 16 * 0.1  # they really overlapped
+    assert all(isinstance(r, LLMResponse) for r in results), results
+    assert len(stub.requests) == 16
+    assert stub.max_in_flight == 4  # they really overlapped, and never more than four
 
 
 def test_one_failure_never_aborts_a_batch() -> None:

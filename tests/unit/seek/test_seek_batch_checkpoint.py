@@ -12,6 +12,8 @@ from seek_fakes import RecordingRetriever
 from seek_llm_double import ScriptedSeekLLMDouble, question_of
 from test_seek_pipeline import default_stages
 
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMResponse
 from sira_seek.seek.batch import run_questions
 from sira_seek.seek.checkpoint import CheckpointMismatchError, SeekCheckpoint
 from sira_seek.seek.pipeline import SeekPipeline
@@ -53,11 +55,41 @@ def test_a_failing_question_is_recorded_and_the_others_finish() -> None:
     assert report.failed == 1 and report.answered == 6
 
 
-def test_questions_overlap_when_concurrency_allows() -> None:
-    llm = ScriptedSeekLLMDouble(default_stages(answer=answer_echo), delay_s=0.05)
-    one = asyncio.run(run_questions(pipeline_for(llm), QUESTIONS[:4], concurrency=1))
-    many = asyncio.run(run_questions(pipeline_for(llm), QUESTIONS[:4], concurrency=4))
-    assert many.wall_s < one.wall_s / 2
+class InFlightLLM(ScriptedSeekLLMDouble):
+    """Counts the questions waiting on it at once. With ``gate`` its calls are held until that
+    many are in flight together, so a batch that cannot run that many at once never gets past
+    its first call (the wait is a hang guard, never a measurement)."""
+
+    def __init__(self, *, gate: int = 1) -> None:
+        super().__init__(default_stages(answer=answer_echo))
+        self.gate = gate
+        self.all_in = asyncio.Event()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if self.in_flight >= self.gate:
+                self.all_in.set()
+            await asyncio.wait_for(self.all_in.wait(), timeout=60)
+            await asyncio.sleep(0)  # let any other question in that the batch would allow
+            return await super().generate(request)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.mark.parametrize("concurrency", [1, 2, 4])
+def test_questions_overlap_up_to_the_concurrency_and_no_further(concurrency: int) -> None:
+    llm = InFlightLLM(gate=concurrency)
+    report = asyncio.run(run_questions(pipeline_for(llm), QUESTIONS, concurrency=concurrency))
+    assert report.failed == 0 and [r.answer for r in report.results] == [
+        f"a{i}" for i in range(len(QUESTIONS))
+    ]
+    # SEEK's sequential variant has one LLM call open per question: calls in flight are
+    # questions in flight.
+    assert llm.most_in_flight == concurrency
 
 
 def test_killed_run_resumes_without_redoing_finished_questions(tmp_path: Path) -> None:

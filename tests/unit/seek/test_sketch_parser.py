@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sira_seek.seek import sketch as sketch_module
 from sira_seek.seek.sketch import (
     EMPTY_SLOT,
+    MAX_LINE_CHARS,
     NO_EVIDENCE,
     Gist,
     SteeringSketch,
@@ -288,6 +289,30 @@ def test_impossible_bounds_are_a_programming_error(max_gists: int, min_gists: in
         parse_sketch("# T\n## A", max_gists=max_gists, min_gists=min_gists)
 
 
+class _CountingPattern:
+    """A compiled pattern that records, for every call, how many characters it was handed."""
+
+    def __init__(self, name: str, pattern: re.Pattern[str], log: list[tuple[str, int]]) -> None:
+        self._name, self._pattern, self._log = name, pattern, log
+
+    def __getattr__(self, attr: str) -> object:
+        method = getattr(self._pattern, attr)
+        if attr not in ("match", "fullmatch", "search", "finditer", "findall", "sub", "split"):
+            return method
+
+        def call(*args: object, **kwargs: object) -> object:
+            text = args[1] if attr == "sub" else args[0]
+            self._log.append((self._name, len(str(text))))
+            return method(*args, **kwargs)
+
+        return call
+
+
+WHOLE_TEXT_SCANS = {"_THINK_TAG": 1, "_OPEN_MARKER": 1, "_CLOSE_MARKER": sketch_module._MAX_MARKERS}
+"""The patterns that read the whole answer (plain alternations, no adjacent quantifiers), and
+how many times each may: everything else reads one line, cut to ``MAX_LINE_CHARS``."""
+
+
 @pytest.mark.parametrize(
     "raw",
     [
@@ -295,14 +320,40 @@ def test_impossible_bounds_are_a_programming_error(max_gists: int, min_gists: in
         "**a**" + " " * 100_000 + "x",  # once quadratic: backtracking between two blank runs
         "1. a" + " " * 100_000 + "b",
         "# a" + "_" * 100_000 + "b",
+        "1." + "\t" * 900 + "b",  # a short line whose tabs expand fourfold for the list pattern
+        ("**a**" + " " * 2_000 + "x\n") * 50,
+        "# T\n" + "## gist\n" * 20_000,
+        "<OUTLINE>\n" * 1_000 + "- item\n" * 10_000,
     ],
-    ids=["repetition", "bold-then-blanks", "list-then-blanks", "underscores"],
+    ids=[
+        "repetition",
+        "bold-then-blanks",
+        "list-then-blanks",
+        "underscores",
+        "tabs",
+        "many-long-lines",
+        "many-headings",
+        "many-markers",
+    ],
 )
-def test_degenerate_output_is_parsed_in_linear_time(raw: str) -> None:
-    started = time.perf_counter()
+def test_degenerate_output_is_parsed_with_work_linear_in_its_length(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounded work, counted: no pattern ever reads more than one (cut) line, except the few
+    whole-text scans, each a bounded number of times; and the characters all patterns read
+    together grow linearly with the answer. A regex that backtracks on a runaway line, or a
+    loop that re-reads earlier lines, breaks one of the three counts."""
+    calls: list[tuple[str, int]] = []
+    for name, value in list(vars(sketch_module).items()):
+        if isinstance(value, re.Pattern):
+            monkeypatch.setattr(sketch_module, name, _CountingPattern(name, value, calls))
     sketch = parse_sketch(raw, question="Q?")
     assert 1 <= len(sketch.gists) <= 8
-    assert time.perf_counter() - started < 2.0
+    per_line = [size for name, size in calls if name not in WHOLE_TEXT_SCANS]
+    assert per_line and max(per_line) <= MAX_LINE_CHARS
+    for name, most in WHOLE_TEXT_SCANS.items():
+        assert sum(1 for called, _ in calls if called == name) <= most, name
+    assert sum(per_line) <= 20 * len(raw)
 
 
 # --------------------------------------------------------------------------------------------

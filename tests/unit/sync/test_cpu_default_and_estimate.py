@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,15 @@ from sync_doubles import layout_properties
 from sira_seek.llm import vllm_server
 from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMResponse
 from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
 from sira_seek.sync.cpu_default import (
     LLAMACPP_SPEC,
     VLLM_CPU_CONCURRENCY,
     choose_cpu_llm,
 )
-from sira_seek.sync.estimate import estimate_run, sample_for
+from sira_seek.sync.estimate import RunEstimate, estimate_run, sample_for
 from sira_seek.sync.phrase_sources import LLMPhraseSource
 from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
@@ -35,9 +38,34 @@ from sira_seek.sync.slicing import SliceSpec
 LATENCY_S = 0.3
 
 
-def _estimate(tmp_path: Path, *, concurrency: int, sample: int):
+class InFlightDouble(ScriptedLLMDouble):
+    """The scripted LLM, counting the requests it holds at once."""
+
+    def __init__(self) -> None:
+        super().__init__(default=json.dumps({"keywords": ["a b"]}), delay_s=LATENCY_S)
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def generate(self, request: LLMRequest) -> LLMResponse:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await super().generate(request)
+        finally:
+            self.in_flight -= 1
+
+
+def _estimate(
+    tmp_path: Path,
+    *,
+    concurrency: int,
+    sample: int,
+    double: ScriptedLLMDouble | None = None,
+    clock: Callable[[], float] | None = None,
+) -> RunEstimate:
     ledger = LLMUsageLedger()
-    double = ScriptedLLMDouble(default=json.dumps({"keywords": ["a b"]}), delay_s=LATENCY_S)
+    if double is None:
+        double = ScriptedLLMDouble(default=json.dumps({"keywords": ["a b"]}), delay_s=LATENCY_S)
     source = LLMPhraseSource(
         BlockingLLMClient(MeteredLLMClient(double, ledger)),
         style="chat",
@@ -47,19 +75,26 @@ def _estimate(tmp_path: Path, *, concurrency: int, sample: int):
     )
     index = InMemoryBackend(DOCS, properties=layout_properties())
     settings = SyncSettings(state_dir=tmp_path, llm_concurrency=concurrency)
+    extra = {"clock": clock} if clock is not None else {}
     try:
-        return estimate_run(index, "idx", source, settings, SliceSpec(), sample=sample)
+        return estimate_run(index, "idx", source, settings, SliceSpec(), sample=sample, **extra)
     finally:
         source.close()
 
 
 def test_estimate_uses_the_in_flight_rate_not_the_per_request_latency(tmp_path: Path) -> None:
-    estimate = _estimate(tmp_path, concurrency=4, sample=4)
+    # The sample's wall time is read from a clock the test sets: 4 documents in 2 s. Each
+    # answer took LATENCY_S on its own; an estimate from per-request latency would say 3.3
+    # docs/s, one from the sample's wall time 2 docs/s.
+    readings = iter([100.0, 102.0])
+    double = InFlightDouble()
+    estimate = _estimate(
+        tmp_path, concurrency=4, sample=4, double=double, clock=lambda: next(readings)
+    )
+    assert double.most_in_flight == 4  # the sample filled every in-flight slot
     assert estimate.sample_docs == 4 and estimate.sample_in_flight == 4
-    # 4 answers in one ~0.3 s wave: ~13 docs/s, so 20 docs take ~1.5 s, not 20 x 0.3 = 6 s.
-    assert 4 / (LATENCY_S * 2) < estimate.docs_per_s <= 4 / LATENCY_S + 0.5
-    assert estimate.expected_seconds == pytest.approx(20 / estimate.docs_per_s, abs=0.1)
-    assert estimate.expected_seconds < 20 * LATENCY_S / 2
+    assert estimate.sample_seconds == 2.0 and estimate.docs_per_s == 2.0
+    assert estimate.docs_to_enrich == len(DOCS) and estimate.expected_seconds == len(DOCS) / 2.0
     assert "--sample" not in estimate.describe()
 
 
