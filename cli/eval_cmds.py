@@ -8,20 +8,18 @@ from typing import Any
 
 import click
 
-from sira_seek.corpus import ReadReport
 from sira_seek.metrics.retrieval import parse_measures
-from sira_seek.sira.evaluation import evaluate_enrichment
 from sira_seek.workflows.evaluate import (
+    EnrichmentEvaluation,
+    RetrievalEvaluation,
     RetrievalEvaluationRequest,
+    evaluate_enrichment,
     evaluate_retrieval,
-    finite_metrics,
-    read_inputs,
 )
-from sira_seek.workflows.sira_setup import choose_expander, sira_settings
 
 from .options import (
+    CLUSTER_KEYS,
     LazyBackend,
-    backend_from_options,
     cluster_options,
     echo_lines,
     friendly_errors,
@@ -65,7 +63,7 @@ def eval_group() -> None:
     default=None,
     help="Write per-query results, latencies and LLM tokens for `sira-seek report`.",
 )
-@click.option("--name", "run_name", default=None, help="Run name in reports (default: METHOD).")
+@click.option("--name", default=None, help="Run name in reports (default: METHOD).")
 @click.option(
     "--run-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -75,7 +73,6 @@ def eval_group() -> None:
 )
 @click.option(
     "--measures",
-    "measure_spec",
     default=None,
     callback=_measures_option,
     help='ir_measures measure strings, e.g. "nDCG@10,R@100,P@5,AP" (JSON keys are their '
@@ -83,7 +80,7 @@ def eval_group() -> None:
 )
 @click.option(
     "--qa",
-    "qa_path",
+    "answers",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="QA JSONL (`golden_answers` or `answer`, ids = query ids): also report answer "
@@ -96,48 +93,15 @@ def eval_group() -> None:
 @cluster_options
 @friendly_errors
 def eval_retrieval(
-    index: str,
-    queries: Path,
-    qrels: Path,
-    method: str,
-    llm_spec: str | None,
-    expansions: Path | None,
-    tau: float | None,
-    weight: float | None,
-    task: str | None,
-    strict: bool,
-    as_json: bool,
-    no_progress: bool,
-    save_run: Path | None,
-    run_name: str | None,
-    run_file: Path | None,
-    measure_spec: str | None,
-    qa_path: Path | None,
-    log_queries: bool,
-    log_prefix: str,
-    **kw: Any,
+    as_json: bool, no_progress: bool, log_queries: bool, log_prefix: str, **options: Any
 ) -> None:
     """nDCG@10, Recall@10 and Recall@100 (or --measures) of METHOD over BEIR queries and qrels.
 
     `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC.
     """
+    cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     request = RetrievalEvaluationRequest.build(
-        index=index,
-        queries=queries,
-        qrels=qrels,
-        method=method,
-        expansions=expansions,
-        llm=llm_spec,
-        tau=tau,
-        weight=weight,
-        task=task,
-        measures=measure_spec,
-        answers=qa_path,
-        strict=strict,
-        name=run_name,
-        save_run=save_run,
-        run_file=run_file,
-        log_prefix=log_prefix if log_queries else None,
+        llm=options.pop("llm_spec"), log_prefix=log_prefix if log_queries else None, **options
     )
     bars: list[Any] = []
 
@@ -149,7 +113,7 @@ def eval_retrieval(
 
     try:
         result = evaluate_retrieval(
-            LazyBackend(kw),
+            LazyBackend(cluster),
             request,
             on_start=start,
             on_progress=lambda n: bars[0].update(n),
@@ -158,6 +122,10 @@ def eval_retrieval(
     finally:
         for bar in bars:
             bar.close()
+    _render_retrieval(result, as_json)
+
+
+def _render_retrieval(result: RetrievalEvaluation, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.metrics, allow_nan=False))
     else:
@@ -175,63 +143,30 @@ def eval_retrieval(
 @json_option("Print the index's counts and one row per method and side as JSON.")
 @cluster_options
 @friendly_errors
-def eval_enrichment(
-    index: str,
-    queries: Path,
-    qrels: Path,
-    llm_spec: str | None,
-    expansions: Path | None,
-    tau: float | None,
-    weight: float | None,
-    task: str | None,
-    strict: bool,
-    as_json: bool,
-    **kw: Any,
-) -> None:
+def eval_enrichment(as_json: bool, **options: Any) -> None:
     """BM25 and SIRA on INDEX before and after sira-sync's enrichment, side by side.
 
     "before" searches only the source text; "after" adds the enrichment fields. Give
     --expansions or --llm for the SIRA rows (BM25 rows alone otherwise).
     """
-    request = RetrievalEvaluationRequest.build(
-        index=index, queries=queries, qrels=qrels, tau=tau, weight=weight, task=task,
-        strict=strict,
-    )  # fmt: skip
-    report = ReadReport()
-    found, judgements, _ = read_inputs(request, report)
-    settings = sira_settings(tau=tau, weight=weight, task=task)
-    expander = choose_expander(
-        "sira" if (llm_spec or expansions) else "bm25",
-        expansions=expansions,
-        llm=llm_spec,
-        task=settings.task,
-        strict=strict,
-        report=report,
-    )
-    echo_lines([str(bad) for bad in report.bad])
-    try:
-        backend = backend_from_options(kw)
-        rows = evaluate_enrichment(
-            backend,
-            index,
-            found,
-            judgements,
-            expander=expander,
-            settings=settings,
-        )
-    finally:
-        if expander is not None:
-            expander.close()
-    first = next(iter(rows.values()))
-    for metrics in rows.values():
-        finite_metrics(metrics)
+    cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
+    llm = options.pop("llm_spec")
+    method = "sira" if (llm or options["expansions"]) else "bm25"
+    request = RetrievalEvaluationRequest.build(method=method, llm=llm, **options)
+    done = evaluate_enrichment(LazyBackend(cluster), request, on_skipped=echo_lines)
+    _render_enrichment(done, as_json)
+
+
+def _render_enrichment(done: EnrichmentEvaluation, as_json: bool) -> None:
+    """The JSON object, or the counts (a note about deleted copies on stderr) and a table."""
     if as_json:
-        click.echo(json.dumps(enrichment_json(index, rows), allow_nan=False))
+        click.echo(json.dumps(done.to_json(), allow_nan=False))
         return
-    click.echo(f"{index}: {int(first['enriched_docs'])} documents carry enrichment")
-    if first["deleted_docs"]:
+    index, rows = done.index, done.rows
+    click.echo(f"{index}: {done.enriched_docs} documents carry enrichment")
+    if done.deleted_docs:
         click.echo(
-            f"note: {int(first['deleted_docs'])} deleted copies (left by updates) still count in "
+            f"note: {done.deleted_docs} deleted copies (left by updates) still count in "
             f"term statistics; `POST {index}/_forcemerge?only_expunge_deletes=true` (or a sync "
             "run with --expunge-deletes) removes them",
             err=True,
@@ -242,19 +177,3 @@ def eval_enrichment(
         click.echo(
             f"{name:{width}s} {m['ndcg@10']:8.4f} {m['recall@10']:10.4f} {m['recall@100']:11.4f}"
         )
-
-
-def enrichment_json(index: str, rows: dict[str, dict[str, float]]) -> dict[str, Any]:
-    """`eval enrichment --json`: one row per (method, side) instead of display labels as keys."""
-    first = next(iter(rows.values()))
-    out_rows = []
-    for label, metrics in rows.items():
-        method, side, _ = label.split(" ", 2)  # "bm25 before enrichment"
-        values = {k: v for k, v in metrics.items() if k not in ("enriched_docs", "deleted_docs")}
-        out_rows.append({"method": method, "enrichment": side, **values})
-    return {
-        "index": index,
-        "enriched_docs": int(first["enriched_docs"]),
-        "deleted_docs": int(first["deleted_docs"]),
-        "rows": out_rows,
-    }

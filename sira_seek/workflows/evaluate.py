@@ -4,6 +4,9 @@ One definition of the evaluation outputs: the batched path (a few requests in al
 recorded path (query by query, timed, for ``sira-seek report`` and the query log), the
 ir_measures metrics, answer coverage@5/@10 against a QA file, and the TREC run file. Inputs
 are read and refused here, before any query is sent.
+
+``evaluate_enrichment`` (``eval enrichment``) measures BM25 and SIRA on one index before and
+after sira-sync's enrichment, from the same request.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from sira_seek.metrics.retrieval import DEFAULT_MEASURES, Run, evaluate_run, par
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.metrics.trec_run import write_trec_run
 from sira_seek.sira.evaluation import bm25_run, sira_run
+from sira_seek.sira.evaluation import evaluate_enrichment as enrichment_rows
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import MAX_WEIGHT, SiraSettings, Task
 
@@ -352,3 +356,81 @@ def fetch_ranked_passages(
                 )
             out[qid] = [texts.get(i, "") for i in ids]
     return out
+
+
+class EnrichmentEvaluation(BaseModel):
+    """BM25 (and SIRA, with an expander) on one index before and after enrichment: one row of
+    metrics per ``"<method> <side> enrichment"`` label, and the index's counts."""
+
+    index: str
+    enriched_docs: int = Field(description="Documents that carry enrichment phrases.")
+    deleted_docs: int = Field(description="Deleted copies still counted in term statistics.")
+    rows: dict[str, dict[str, float | int]]
+    skipped: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``eval enrichment --json``: one row per (method, side) instead of labels as keys."""
+        out_rows = []
+        for label, metrics in self.rows.items():
+            method, side, _ = label.split(" ", 2)  # "bm25 before enrichment"
+            values = {k: v for k, v in metrics.items() if k not in _COUNTS}
+            out_rows.append({"method": method, "enrichment": side, **values})
+        return {
+            "index": self.index,
+            "enriched_docs": self.enriched_docs,
+            "deleted_docs": self.deleted_docs,
+            "rows": out_rows,
+        }
+
+
+_COUNTS = ("enriched_docs", "deleted_docs")
+
+
+def evaluate_enrichment(
+    source: BackendSource,
+    request: RetrievalEvaluationRequest,
+    *,
+    on_skipped: Callable[[Sequence[str]], None] | None = None,
+) -> EnrichmentEvaluation:
+    """BM25 and SIRA on ``request.index`` searching the source text only ("before") and with
+    the enrichment fields ("after"); SIRA rows need ``request.method == "sira"`` (phrases
+    from ``request.expansions`` or ``request.llm``).
+
+    ``on_skipped(lines)`` gets the bad lines a lenient read skipped, before any query runs.
+    """
+    report = ReadReport()
+    found, judgements, _ = read_inputs(request, report)
+    settings = sira_settings(tau=request.tau, weight=request.weight, task=request.task)
+    expander = choose_expander(
+        request.method,
+        expansions=request.expansions,
+        llm=request.llm,
+        task=settings.task,
+        strict=request.strict,
+        report=report,
+    )
+    if on_skipped is not None:
+        on_skipped([str(bad) for bad in report.bad])
+    try:
+        rows = enrichment_rows(
+            backend_of(source), request.index, found, judgements,
+            expander=expander, settings=settings,
+        )  # fmt: skip
+    except Exception as exc:
+        known = classify(exc)
+        if known is None or known is exc:
+            raise
+        raise known from exc
+    finally:
+        if expander is not None:
+            expander.close()
+    for metrics in rows.values():
+        finite_metrics(metrics)
+    first = next(iter(rows.values()))
+    return EnrichmentEvaluation(
+        index=request.index,
+        enriched_docs=int(first["enriched_docs"]),
+        deleted_docs=int(first["deleted_docs"]),
+        rows=rows,
+        skipped=[str(bad) for bad in report.bad],
+    )
