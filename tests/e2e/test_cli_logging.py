@@ -2,7 +2,8 @@
 
 A known failure is one line by default; --debug (or SIRA_SEEK_DEBUG=1) shows its traceback;
 --verbose shows the library's INFO records; the group flags also work in front of sira-sync's
-implied `run`.
+implied `run`. Logging is the CLI's, whatever engine answers: one engine
+(tests/engine_matrix.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_cli
+from engine_matrix import ONE_ENGINE
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_ENGINE]
 
 
 def run_sync(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

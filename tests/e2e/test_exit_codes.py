@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_cli
+from engine_matrix import ONE_ENGINE
 
 from sira_seek.config import ClusterSettings
 from sira_seek.esplugin.engines.registry import connect
@@ -74,6 +75,7 @@ def _bad_input_and_missing_index(env: dict[str, str], corpus: Path, index: str) 
     assert missing.returncode == 1 and "does not exist" in missing.stderr
 
 
+@ONE_ENGINE  # option parsing: the node only confirms the request got that far
 def test_engine_and_insecure_are_read_from_the_environment(
     node_urls: dict[str, str], engine: str
 ) -> None:

@@ -1,6 +1,8 @@
 """`sira-seek mcp` as an MCP client meets it: the SDK's own client, over stdio (the client
 launches the installed command) and over streamable HTTP (the command serves a port), on a real
-node of each engine with an index enriched by sira-sync.
+node with an index enriched by sira-sync. The server wraps the engine-neutral tools, which
+tests/integration/test_agent_tools.py runs on both engines; here one engine is enough
+(tests/engine_matrix.py).
 
 The tool answers are checked against the same search run directly through the ``SiraSeek``
 facade and against the enrichment pool, so a server that listed the tools but answered from the
@@ -23,6 +25,7 @@ import anyio
 import pytest
 from agent_index_kit import EnrichedSlice, build_enriched_slice
 from cli_runner import sira_seek_exe
+from engine_matrix import ONE_ENGINE
 from mcp import Client, StdioServerParameters
 from readme_keys import check_keys, documented
 
@@ -30,7 +33,7 @@ from sira_seek.agent.mcp_server import TOOL_NAMES
 from sira_seek.backend import SearchBackend
 from sira_seek.client import SiraSeek
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_ENGINE]
 
 K = 5
 

@@ -1,5 +1,5 @@
-"""The docs' Python example, taken from docs/tutorials/python.md and run as a user would, on
-both engines.
+"""The docs' Python example, taken from docs/tutorials/python.md and run as a user would (on
+one engine: the example uses the engine-neutral facade; tests/engine_matrix.py).
 
 The first code block under "A first example" runs in a fresh interpreter with
 ``SIRA_SEEK_URL`` pointing at the session's node; what it prints must show both methods
@@ -16,10 +16,11 @@ import sys
 
 import pytest
 from docs_pages import section
+from engine_matrix import ONE_ENGINE
 
 from sira_seek.backend import SearchBackend
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ONE_ENGINE]
 
 PYTHON_PAGE, EXAMPLE = "tutorials/python.md", "A first example"
 

@@ -1,7 +1,9 @@
 """sira-sync while its LLM server misbehaves: 429s, 500s, garbage, truncated JSON, answers
 slower than the read timeout. The server is a scripted OpenAI-compatible stub (the faults
 must be exact); the cluster is real. Nothing malformed is ever written; a follow-up run
-enriches whatever the faults left out."""
+enriches whatever the faults left out. The faults are the LLM's; the writes they lead to are
+the same ones tests/faults/test_sync_faults.py puts through both engines, so these run on one
+(tests/engine_matrix.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_matrix import ONE_ENGINE
 from fault_kit import FaultScenario, run_sync, sira_sync_exe, wait_until_sync_writes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))
 from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, ONE_ENGINE]
 
 GOOD = json.dumps({"keywords": ["alpha beta", "gamma"]})
 GOOD_PHRASES = {"alpha beta", "gamma"}

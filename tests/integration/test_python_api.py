@@ -1,7 +1,9 @@
-"""The Python facade (``sira_seek.connect`` / ``SiraSeek``) on real nodes of both engines.
+"""The Python facade (``sira_seek.connect`` / ``SiraSeek``) on real nodes.
 
 Its methods must give exactly what the library functions the CLI calls give (the facade only
 wires them), on a slice of wikimh: 400 paragraphs plus the judged ones of 12 questions.
+``connect`` detects the engine, so it runs on both engines; the wiring checks run on one
+(tests/engine_matrix.py): they compare the facade with the library on the same node.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_matrix import ONE_ENGINE
 
 import sira_seek
 from sira_seek.backend import SearchBackend
@@ -67,6 +70,7 @@ def test_connect_to_a_url_where_nothing_answers_is_a_clear_error() -> None:
         sira_seek.connect("http://127.0.0.1:9")
 
 
+@ONE_ENGINE
 def test_ingest_is_safe_to_rerun_and_recreate_starts_over(
     sk: SiraSeek, index_name: str, wikimh_slice: Path
 ) -> None:
@@ -80,6 +84,7 @@ def test_ingest_is_safe_to_rerun_and_recreate_starts_over(
     assert sk.backend.count(index_name) == docs
 
 
+@ONE_ENGINE
 def test_search_and_evaluate_equal_the_library_calls(
     sk: SiraSeek, backend: SearchBackend, index_name: str, wikimh_slice: Path, wikimh_dir: Path
 ) -> None:
@@ -124,6 +129,7 @@ def test_search_and_evaluate_equal_the_library_calls(
     assert plain.plain_bm25 and not plain.candidates.candidates and len(plain.hits) == 5
 
 
+@ONE_ENGINE
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -140,6 +146,7 @@ def test_search_refuses_contradictory_options(
         sk.search("anything", index="never-created", **kwargs)
 
 
+@ONE_ENGINE
 def test_ask_checks_its_inputs_before_calling_any_llm(sk: SiraSeek, index_name: str) -> None:
     with pytest.raises(ValueError, match="empty"):
         sk.ask("   ", index=index_name, llm="openai:http://127.0.0.1:9/v1#none")
@@ -149,6 +156,7 @@ def test_ask_checks_its_inputs_before_calling_any_llm(sk: SiraSeek, index_name: 
         sk.ask("Who?", index=index_name, llm="openai:http://127.0.0.1:9/v1#none")
 
 
+@ONE_ENGINE
 def test_enrich_from_jsonl_writes_once_then_finds_everything_current(
     sk: SiraSeek, index_name: str, wikimh_slice: Path, tmp_path: Path
 ) -> None:
@@ -172,6 +180,7 @@ def test_enrich_from_jsonl_writes_once_then_finds_everything_current(
         sk.enrich(index_name, state_dir=state)
 
 
+@ONE_ENGINE
 def test_enrich_with_the_cpu_alias_dry_run_starts_no_server(
     sk: SiraSeek,
     index_name: str,

@@ -1,0 +1,22 @@
+"""Which tests run on both engines, and the mark for those that need only one.
+
+The session's ``engine`` fixture (tests/conftest.py) runs every test that asks for it (directly
+or through ``backend``, ``index_name``, ...) once per engine. That matrix is for what differs
+per engine: the backend contract suite, DF and grounding, analyzers, shard layouts, security,
+clusters, the write path of ingest and sira-sync, and the pinned BM25/SIRA figures.
+
+A front end over the engine-neutral facade (the CLI's argument handling and JSON, the HTTP
+API, the MCP server, the framework retrievers), file parsing, report rendering and LLM-side
+faults behave the same whatever engine answers, and their tests compare the front end with
+the facade or the CLI on the same node, so an engine difference would show on both sides
+alike. Those tests take ``ONE_ENGINE``: the same ``engine`` fixture, parametrized to
+OpenSearch only (indirectly, so the session's node, backend and wikimh index are shared with
+the matrix tests rather than set up again).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+ENGINE = "opensearch"
+ONE_ENGINE = pytest.mark.parametrize("engine", [ENGINE], indirect=True)
