@@ -1,5 +1,6 @@
 """Fixtures of the backend contract suite: one real node per registered engine, a backend
-behind a request-counting proxy, and fresh uuid-named indexes.
+behind a request-counting proxy, and fresh uuid-named indexes; and the same for the unit
+tests' in-memory double (``in-memory``), which starts no node.
 
 Which node serves an engine: the session's ``node_urls`` for the built-in engines (started by
 tests/conftest.py), else ``SIRA_SEEK_TEST_<ENGINE>_URL``. A registered engine with neither is a
@@ -19,14 +20,26 @@ from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
 from sira_seek.esplugin.engines.registry import available_engines, connect
 
-from .kit import ENGINE_HOOKS, ContractTarget, CountingProxy
+from .kit import (
+    ENGINE_HOOKS,
+    IN_MEMORY,
+    ContractTarget,
+    CountingProxy,
+    InMemoryBackend,
+    RoundTripLog,
+)
 
 REGISTERED_ENGINES = sorted(available_engines())
 
 
-@pytest.fixture(scope="session", params=REGISTERED_ENGINES)
-def target(request: pytest.FixtureRequest, node_urls: dict[str, str]) -> ContractTarget:
+@pytest.fixture(scope="session", params=[*REGISTERED_ENGINES, IN_MEMORY])
+def target(request: pytest.FixtureRequest) -> ContractTarget:
     engine = str(request.param)
+    if engine == IN_MEMORY:  # no node: the nodes fixture is asked for by real engines only
+        return ContractTarget(
+            engine=IN_MEMORY, url=None, backend=InMemoryBackend(), hooks=ENGINE_HOOKS[IN_MEMORY]
+        )
+    node_urls: dict[str, str] = request.getfixturevalue("node_urls")
     url = node_urls.get(engine) or os.environ.get(f"SIRA_SEEK_TEST_{engine.upper()}_URL")
     if not url:
         pytest.fail(
@@ -67,8 +80,15 @@ def new_index(target: ContractTarget) -> Iterator[Callable[..., str]]:
 
 
 @pytest.fixture
-def counted(target: ContractTarget) -> Iterator[tuple[SearchBackend, CountingProxy]]:
-    """A second backend of the same engine whose every request passes a counting proxy."""
+def counted(
+    target: ContractTarget,
+) -> Iterator[tuple[SearchBackend, CountingProxy | RoundTripLog]]:
+    """A second backend of the same engine whose every request passes a counting proxy (for
+    the in-memory double: the double itself, and the round trips it records)."""
+    if target.url is None:
+        assert isinstance(target.backend, InMemoryBackend)
+        yield target.backend, RoundTripLog(target.backend)
+        return
     proxy = CountingProxy(target.url)
     try:
         backend = connect(ClusterSettings(url=proxy.url))

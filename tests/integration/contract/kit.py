@@ -1,18 +1,29 @@
-"""The pieces of the contract suite that are not fixtures: a request counter on the wire and
-the engine hooks the protocol deliberately lacks. A third engine adds its ``EngineHooks`` here."""
+"""The pieces of the contract suite that are not fixtures: a request counter on the wire (and
+its in-memory stand-in) and the engine hooks the protocol deliberately lacks. A third engine
+adds its ``EngineHooks`` here."""
 
 from __future__ import annotations
 
 import http.client
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from sira_seek.backend import SearchBackend
 from sira_seek.esplugin.engines.base import RestBackend
+
+# The unit tests' SearchBackend double, which must keep this contract too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "doubles"))
+
+from in_memory_backend import InMemoryBackend  # noqa: E402
+
+IN_MEMORY = "in-memory"
+"""The target that runs the suite against the in-memory double: no node, no wire."""
 
 
 class CountingProxy:
@@ -69,6 +80,25 @@ class CountingProxy:
         self.server.server_close()
 
 
+class RoundTripLog:
+    """``CountingProxy``'s stand-in for the in-memory double, which has no wire: its requests
+    are the round trips the double records (``InMemoryBackend.calls``) since the last reset."""
+
+    def __init__(self, backend: InMemoryBackend) -> None:
+        self.backend = backend
+        self.mark = len(backend.calls)
+
+    @property
+    def requests(self) -> list[tuple[str, Any]]:
+        return self.backend.calls[self.mark :]
+
+    def reset(self) -> None:
+        self.mark = len(self.backend.calls)
+
+    def close(self) -> None:
+        return None
+
+
 @dataclass(frozen=True)
 class EngineHooks:
     """What the suite must do to a cluster that the ``SearchBackend`` protocol does not offer
@@ -103,15 +133,24 @@ def _drop_elasticsearch_contexts(backend: SearchBackend, index: str) -> None:
     rest.wait_for_health("yellow", 60)
 
 
+def _memory(backend: SearchBackend) -> InMemoryBackend:
+    assert isinstance(backend, InMemoryBackend), type(backend)
+    return backend
+
+
 ENGINE_HOOKS: dict[str, EngineHooks] = {
     "opensearch": EngineHooks(_delete_document, _drop_opensearch_pits),
     "elasticsearch": EngineHooks(_delete_document, _drop_elasticsearch_contexts),
+    IN_MEMORY: EngineHooks(
+        lambda be, index, doc_id: _memory(be).delete_doc(index, doc_id),
+        lambda be, index: _memory(be).drop_scan_contexts(),
+    ),
 }
 
 
 @dataclass
 class ContractTarget:
     engine: str
-    url: str
+    url: str | None  # None for the in-memory double
     backend: SearchBackend
     hooks: EngineHooks

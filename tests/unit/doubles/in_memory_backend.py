@@ -7,8 +7,18 @@ JSON. What real engines do that the core must cope with is reproduced on purpose
 * every overwrite or delete leaves a deleted copy, which ``term_statistics`` still counts (as
   Lucene does until a merge) while ``live_doc_freqs`` and ``count`` never do;
 * ``if_seq_no`` guards answer 409 on a mismatch, and every write bumps ``_seq_no``;
-* ``scan`` reads a snapshot (a point in time) and can be told to lose it after N pages, which
-  raises ``ScanContextLostError`` exactly where a real backend would.
+* ``scan`` reads a snapshot (a point in time) and can be told to lose it after N pages (or
+  lose every open one, ``drop_scan_contexts``), which raises ``ScanContextLostError`` exactly
+  where a real backend would;
+* ``match`` (and ``term`` on a text field) score with Lucene's BM25 (k1 1.2, b 0.75) over
+  index-wide statistics, as the backends' default ``dfs_query_then_fetch`` does; under
+  ``search_type=query_then_fetch`` each document is scored with its own shard's statistics
+  (documents go to shards by a hash of their id), and ``term_statistics`` on a multi-shard
+  index counts the one shard its artificial document lands on, as Lucene's do;
+* a failed request raises ``EngineError``, the protocol's cluster-failure type.
+
+It passes the backend contract suite (tests/integration/contract, the ``in-memory`` target),
+so it cannot drift from the engines on what that suite checks.
 
 Analysis is the basic layout in miniature, in ONE place for every unit double: lowercase word
 tokens minus a few stopwords, and bigram shingles for ``*.shingles`` subfields. Whether the core
@@ -18,8 +28,10 @@ behaves correctly on the real analyzers is the integration and contract suites' 
 from __future__ import annotations
 
 import copy
+import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +40,7 @@ from sira_seek.backend import (
     BulkResult,
     Capabilities,
     ClusterInfo,
+    EngineError,
     FieldStatistics,
     LiveDocFrequencies,
     PartialUpdate,
@@ -42,6 +55,11 @@ from sira_seek.fields import CONTENTS, SOURCE_FIELDS
 
 STOPWORDS = frozenset({"the", "a", "of", "and", "is", "in", "what"})
 SHINGLE_SUFFIX = ".shingles"
+K1, B = 1.2, 0.75
+"""Lucene's BM25 parameters, the engines' defaults."""
+ARTIFICIAL_DOC_SHARD = 0
+"""The shard ``term_statistics``'s artificial documents land on in a multi-shard index."""
+GLOBAL_STATS, SHARD_STATS = "dfs_query_then_fetch", "query_then_fetch"
 
 
 def analyze(text: str) -> list[str]:
@@ -55,10 +73,19 @@ def bigrams(text: str) -> list[str]:
     return [f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)]
 
 
+def field_tokens(field_name: str, text: str) -> list[str]:
+    """Every token ``field_name``'s analyzer makes of ``text``, repeats included, in order."""
+    return bigrams(text) if field_name.endswith(SHINGLE_SUFFIX) else analyze(text)
+
+
 def field_terms(field_name: str, text: str) -> list[str]:
     """The distinct terms ``field_name``'s analyzer makes of ``text``, in first-seen order."""
-    split = bigrams if field_name.endswith(SHINGLE_SUFFIX) else analyze
-    return list(dict.fromkeys(split(text)))
+    return list(dict.fromkeys(field_tokens(field_name, text)))
+
+
+def shard_of(doc_id: str, shards: int) -> int:
+    """The shard a document lives on: a stable hash of its id (as engines route by ``_id``)."""
+    return zlib.crc32(doc_id.encode()) % shards if shards > 1 else 0
 
 
 def _values_at(source: Mapping[str, Any], path: str) -> list[Any]:
@@ -123,22 +150,41 @@ class StoredDoc:
 
 @dataclass
 class MemoryIndex:
-    """One index: live documents, the deleted copies term statistics still see, its settings."""
+    """One index: live documents, the deleted copies term statistics still see (with the id
+    that routed them to their shard), its settings."""
 
     properties: dict[str, Any]
     analyzers: tuple[str, ...]
     shards: int = 1
     docs: dict[str, StoredDoc] = field(default_factory=dict)
-    deleted_copies: list[dict[str, Any]] = field(default_factory=list)
+    deleted_copies: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     generated_ids: int = 0
+
+
+@dataclass
+class FieldStats:
+    """What BM25 needs of one field over some documents (the index, or one shard of it)."""
+
+    doc_count: int = 0
+    total_length: int = 0
+    doc_freq: dict[str, int] = field(default_factory=dict)
+
+    def idf(self, term: str) -> float:
+        n = self.doc_freq.get(term, 0)
+        return math.log(1 + (self.doc_count - n + 0.5) / (n + 0.5))
+
+    def bm25(self, tf: int, length: int, term: str) -> float:
+        avg = self.total_length / self.doc_count if self.doc_count else 1.0
+        return self.idf(term) * tf / (tf + K1 * (1 - B + B * length / avg))
 
 
 class InMemoryBackend:
     """A complete ``SearchBackend`` over in-memory indexes (one named ``idx`` by default).
 
-    Searching is deliberately simple: the query subset the core sends for filtering (match_all,
-    bool, term, terms, range, exists, ids, match) is evaluated exactly, and every hit scores 1.0
-    unless a test scripts ``hits``. Ranking quality is not a unit-test concern.
+    Searching evaluates the query subset the core sends (match_all, bool, term, terms, range,
+    exists, ids, match) exactly. ``match`` and ``term`` on a text field score with BM25; the
+    others are constant (their ``boost``, 1.0 by default), and a ``bool`` scores the sum of its
+    scoring clauses. Hits come best first, ties by id. A test may script ``hits`` instead.
     """
 
     name = "in-memory"
@@ -172,6 +218,7 @@ class InMemoryBackend:
         self.hits: list[SearchHit] | None = None  # scripted search hits
         self.scan_queries: list[Any] = []
         self.lose_scan_context_after: int | None = None  # pages, for the next scan only
+        self.scan_contexts_dropped = 0  # bumped by drop_scan_contexts: open scans are lost
         self.put_mappings: list[dict[str, Any]] = []
         self.bulk_calls = 0
         self.before_bulk: Any = None  # hook(backend, updates), run once before the next bulk
@@ -188,17 +235,22 @@ class InMemoryBackend:
         source.update(fields)
         self._store(self.index, doc_id, source)
 
+    def drop_scan_contexts(self) -> None:
+        """What a cluster losing every point in time does: each open scan fails on its next
+        page with ``ScanContextLostError`` (not in the protocol; the contract suite's hook)."""
+        self.scan_contexts_dropped += 1
+
     def _idx(self, index: str) -> MemoryIndex:
         names, _ = self.resolve_name(index)
         if len(names) != 1:
-            raise KeyError(f"{index!r} names {len(names)} indexes in the in-memory backend")
+            raise EngineError(f"{index!r} names {len(names)} indexes in the in-memory backend")
         return self.indexes[names[0]]
 
     def _store(self, index: str, doc_id: str, source: dict[str, Any]) -> None:
         idx = self.indexes[index]
         old = idx.docs.get(doc_id)
         if old is not None:
-            idx.deleted_copies.append(old.source)
+            idx.deleted_copies.append((doc_id, old.source))
         idx.docs[doc_id] = StoredDoc(
             source=source, seq_no=self.seq, version=(old.version + 1) if old else 1
         )
@@ -223,11 +275,81 @@ class InMemoryBackend:
                 return False
         return bool(spec.get("type") == "text")
 
-    def _terms_of(self, idx: MemoryIndex, source: Mapping[str, Any], name: str) -> set[str]:
+    def _tokens_of(self, idx: MemoryIndex, source: Mapping[str, Any], name: str) -> list[str]:
+        """The field's tokens in ``source``, repeats included (a keyword value is one token);
+        each value of a multi-valued field is analysed alone, so no shingle spans two."""
         values = self._field_values(idx, source, name)
         if not self._is_text(idx, name):
-            return {str(v) for v in values}
-        return {t for v in values for t in field_terms(name, str(v))}
+            return [str(v) for v in values]
+        return [t for v in values for t in field_tokens(name, str(v))]
+
+    def _terms_of(self, idx: MemoryIndex, source: Mapping[str, Any], name: str) -> set[str]:
+        return set(self._tokens_of(idx, source, name))
+
+    def _field_stats(
+        self, idx: MemoryIndex, name: str, sources: Iterable[Mapping[str, Any]]
+    ) -> FieldStats:
+        stats = FieldStats()
+        for source in sources:
+            tokens = self._tokens_of(idx, source, name)
+            if not tokens:
+                continue
+            stats.doc_count += 1
+            stats.total_length += len(tokens)
+            for term in set(tokens):
+                stats.doc_freq[term] = stats.doc_freq.get(term, 0) + 1
+        return stats
+
+    def _score(
+        self,
+        idx: MemoryIndex,
+        doc_id: str,
+        src: Mapping[str, Any],
+        q: Any,
+        stats: Callable[[str], FieldStats],
+        details: list[dict[str, Any]] | None = None,
+    ) -> float | None:
+        """``q``'s score for the document, ``None`` when it does not match. ``stats(field)``
+        gives the statistics BM25 reads (the index's, or the document's shard's)."""
+        if not self._matches(idx, doc_id, src, q):
+            return None
+        if not q or "match_all" in q:
+            return float((q or {}).get("match_all", {}).get("boost", 1.0))
+        ((kind, spec),) = q.items()
+        if kind == "bool":
+            total = 0.0
+            for clause in [*spec.get("must", []), *spec.get("should", [])]:
+                score = self._score(idx, doc_id, src, clause, stats, details)
+                total += score or 0.0
+            return total * float(spec.get("boost", 1.0))
+        if kind in ("ids", "exists", "range", "terms"):
+            return float(spec.get("boost", 1.0)) if isinstance(spec, Mapping) else 1.0
+        ((name, cond),) = spec.items()
+        boost = float(cond.get("boost", 1.0)) if isinstance(cond, Mapping) else 1.0
+        if kind == "term" and not self._is_text(idx, name):
+            return boost
+        if kind == "term":
+            wanted = [str(cond["value"] if isinstance(cond, Mapping) else cond)]
+        else:  # match
+            text = cond["query"] if isinstance(cond, Mapping) else cond
+            wanted = field_terms(name, str(text))
+        tokens = self._tokens_of(idx, src, name)
+        field_stats = stats(name)
+        total = 0.0
+        for term in wanted:
+            tf = tokens.count(term)
+            if tf:
+                part = boost * field_stats.bm25(tf, len(tokens), term)
+                total += part
+                if details is not None:
+                    details.append(
+                        {
+                            "value": part,
+                            "description": f"weight({name}:{term}), BM25",
+                            "details": [],
+                        }
+                    )
+        return total
 
     def _matches(self, idx: MemoryIndex, doc_id: str, src: Mapping[str, Any], q: Any) -> bool:
         if not q or "match_all" in q:
@@ -292,7 +414,7 @@ class InMemoryBackend:
 
     def create_index(self, index: str, body: Mapping[str, Any]) -> None:
         if index in self.indexes:
-            raise ValueError(f"index {index!r} already exists")
+            raise EngineError(f"index {index!r} already exists")
         analysis = (body.get("settings", {}).get("analysis", {}) or {}).get("analyzer", {})
         shards = int(body.get("settings", {}).get("number_of_shards", 1))
         props = copy.deepcopy(dict(body.get("mappings", {}).get("properties", {})))
@@ -398,7 +520,7 @@ class InMemoryBackend:
     def delete_doc(self, index: str, doc_id: str) -> None:
         """Not in the protocol (the core never deletes documents); tests use it."""
         idx = self._idx(index)
-        idx.deleted_copies.append(idx.docs.pop(doc_id).source)
+        idx.deleted_copies.append((doc_id, idx.docs.pop(doc_id).source))
 
     # -- reads ---------------------------------------------------------------------------
     def get(self, index: str, doc_id: str) -> SearchHit | None:
@@ -413,12 +535,39 @@ class InMemoryBackend:
         if self.hits is not None:
             return SearchResult(hits=list(self.hits), total=len(self.hits), took_ms=1)
         idx = self._idx(index)
-        found = [
-            self._hit(i, d, body.get("_source", True))
-            for i, d in sorted(idx.docs.items())
-            if self._matches(idx, i, d.source, body.get("query"))
+        search_type = (params or {}).get("search_type", GLOBAL_STATS)
+        if search_type not in (GLOBAL_STATS, SHARD_STATS):
+            raise EngineError(f"the in-memory backend has no search_type {search_type!r}")
+        scored = []
+        for doc_id, doc in idx.docs.items():
+            shard = shard_of(doc_id, idx.shards) if search_type == SHARD_STATS else None
+            score = self._score(
+                idx, doc_id, doc.source, body.get("query"), self._stats_for(idx, shard)
+            )
+            if score is not None:
+                scored.append((score, doc_id, doc))
+        scored.sort(key=lambda found: (-found[0], found[1]))
+        hits = [
+            self._hit(i, d, body.get("_source", True)).model_copy(update={"score": score})
+            for score, i, d in scored[: int(body.get("size", 10))]
         ]
-        return SearchResult(hits=found[: int(body.get("size", 10))], total=len(found), took_ms=1)
+        return SearchResult(hits=hits, total=len(scored), took_ms=1)
+
+    def _stats_for(self, idx: MemoryIndex, shard: int | None) -> Callable[[str], FieldStats]:
+        """Per-field statistics over the live documents, of the index or of one shard."""
+        sources = [
+            d.source
+            for i, d in idx.docs.items()
+            if shard is None or shard_of(i, idx.shards) == shard
+        ]
+        cache: dict[str, FieldStats] = {}
+
+        def stats(name: str) -> FieldStats:
+            if name not in cache:
+                cache[name] = self._field_stats(idx, name, sources)
+            return cache[name]
+
+        return stats
 
     def msearch(
         self,
@@ -431,10 +580,18 @@ class InMemoryBackend:
     def term_statistics(
         self, index: str, field: str, texts: list[str], *, source_field: str | None = None
     ) -> list[TextTermStatistics]:
-        """Like Lucene's: deleted copies count until ``expunge_deletes``."""
+        """Like Lucene's: deleted copies count until ``expunge_deletes``, and on a multi-shard
+        index only the shard the artificial document lands on is counted."""
+        if not texts:
+            return []
         self.calls.append(("term_statistics", (field, list(texts))))
         idx = self._idx(index)
-        sources = [d.source for d in idx.docs.values()] + idx.deleted_copies
+        copies = [(i, d.source) for i, d in idx.docs.items()] + idx.deleted_copies
+        sources = [
+            source
+            for doc_id, source in copies
+            if shard_of(doc_id, idx.shards) == ARTIFICIAL_DOC_SHARD
+        ]
         out = []
         for text in texts:
             terms = [
@@ -456,6 +613,8 @@ class InMemoryBackend:
     def analyze_terms(
         self, index: str, fields: Sequence[str], texts: Sequence[str]
     ) -> list[dict[str, list[str]]]:
+        if not texts:
+            return []
         self.calls.append(("analyze_terms", (list(fields), list(texts))))
         return [{f: field_terms(f, text) for f in fields} for text in texts]
 
@@ -496,24 +655,31 @@ class InMemoryBackend:
         for action in actions:
             ((kind, spec),) = action.items()
             if spec["index"] not in self.indexes:
-                raise KeyError(f"no such index {spec['index']!r}")
+                raise EngineError(f"no such index {spec['index']!r}")
             members = staged.setdefault(spec["alias"], {})
             if kind == "add":
                 members[spec["index"]] = bool(spec.get("is_write_index", False))
             elif kind == "remove":
                 if spec["index"] not in members:
-                    raise KeyError(f"{spec['index']!r} has no alias {spec['alias']!r}")
+                    raise EngineError(f"{spec['index']!r} has no alias {spec['alias']!r}")
                 del members[spec["index"]]
             else:
                 raise AssertionError(f"unknown alias action {kind!r}")
         self.alias_map = {a: m for a, m in staged.items() if m}
 
     def explain(self, index: str, doc_id: str, query: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The document's score under ``search``'s (index-wide) statistics, with one detail
+        per scoring term; ``None`` when it does not match."""
         idx = self._idx(index)
         doc = idx.docs.get(doc_id)
-        if doc is None or not self._matches(idx, doc_id, doc.source, query):
+        if doc is None:
             return None
-        return {"value": 1.0, "description": "in-memory match", "details": []}
+        details: list[dict[str, Any]] = []
+        score = self._score(idx, doc_id, doc.source, query, self._stats_for(idx, None), details)
+        if score is None:
+            return None
+        details = details or [{"value": score, "description": "constant score", "details": []}]
+        return {"value": score, "description": "sum of:", "details": details}
 
     def scan(
         self,
@@ -532,8 +698,10 @@ class InMemoryBackend:
         if max_slices and max_slices > 1:
             ids = [i for n, i in enumerate(ids) if n % max_slices == (slice_id or 0)]
         lose_after, self.lose_scan_context_after = self.lose_scan_context_after, None
+        opened = self.scan_contexts_dropped
         for n, start in enumerate(range(0, len(ids), page_size)):
-            if lose_after is not None and n >= lose_after:
+            lost = self.scan_contexts_dropped != opened
+            if lost or (lose_after is not None and n >= lose_after):
                 raise ScanContextLostError("the in-memory point in time was dropped by the test")
             yield [self._hit(i, snapshot[i], source) for i in ids[start : start + page_size]]
 
