@@ -7,8 +7,9 @@ import json
 import logging
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +19,11 @@ from sira_seek.workflows.errors import InvalidInput
 
 from .exit_codes import BadInput
 from .options import cluster_options, json_option, require_extra
+
+if TYPE_CHECKING:  # the serve extra (fastapi, uvicorn) is imported only when serving
+    from sira_seek.client import SiraSeek
+    from sira_seek.service.app import ServiceConfig
+    from sira_seek.service.redaction import Redactor
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 """Host header values a loopback server answers by default (a DNS-rebinding page sends its
@@ -99,14 +105,7 @@ def serve(
     llm_spec: str | None,
     access_log: bool,
     as_json: bool,
-    url: str | None,
-    api_key: str | None,
-    username: str | None,
-    password: str | None,
-    ca_certs: str | None,
-    ssl_fingerprint: str | None,
-    insecure: bool,
-    engine: Any,
+    **cluster: Any,
 ) -> None:
     """Serve POST /search, POST /ask, GET /health and OpenAPI docs (/docs) over HTTP.
 
@@ -118,26 +117,60 @@ def serve(
     require_extra("serve", "fastapi", "uvicorn")
     import uvicorn
 
-    import sira_seek
     from sira_seek.service.app import ServiceConfig, create_app
-    from sira_seek.service.redaction import RedactingFilter, Redactor
+    from sira_seek.service.redaction import Redactor
 
-    redact = Redactor.for_cluster(url=url, password=password, api_key=api_key)
+    redact = Redactor.for_cluster(
+        url=cluster["url"], password=cluster["password"], api_key=cluster["api_key"]
+    )
+    keys = _api_keys(api_keys_file, host, run_open=run_open)
+    _check_indexes(indexes)
+    service = ServiceConfig(
+        llm=llm_spec,
+        indexes=indexes,
+        api_keys=keys,
+        max_body_bytes=max_body_bytes,
+        allowed_hosts=allowed_hosts or _default_hosts(host),
+    )
+    app = create_app(_connector(cluster), service, redact=Redactor([*redact.secrets, *keys]))
+    if not keys and not _is_loopback(host):
+        click.echo(f"warning: listening on {host} without API keys (--open)", err=True)
+    config = uvicorn.Config(
+        app, host=host, port=port, access_log=access_log, log_level="info", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    sock = _bind(host, port)
+    if as_json:
+        click.echo(json.dumps(_ready_line(host, sock, service, redact)), nl=True)
+    # uvicorn installed its handlers when the server was configured (above).
+    _redact_log_handlers(redact)
+    server.run(sockets=[sock])
 
-    def connect() -> sira_seek.SiraSeek:
+
+def _connector(cluster: dict[str, Any]) -> Callable[[], SiraSeek]:
+    """How the service connects, on the first request that needs the cluster."""
+    import sira_seek
+
+    def connect() -> SiraSeek:
         return sira_seek.connect(
-            url,
-            api_key=api_key,
-            username=username,
-            password=password,
-            ca_certs=ca_certs,
-            ssl_fingerprint=ssl_fingerprint,
-            verify_certs=not insecure,
-            engine=engine,
+            cluster["url"],
+            api_key=cluster["api_key"],
+            username=cluster["username"],
+            password=cluster["password"],
+            ca_certs=cluster["ca_certs"],
+            ssl_fingerprint=cluster["ssl_fingerprint"],
+            verify_certs=not cluster["insecure"],
+            engine=cluster["engine"],
         )
 
+    return connect
+
+
+def _api_keys(path: Path | None, host: str, *, run_open: bool) -> tuple[str, ...]:
+    """The API keys (--api-keys-file and the environment); none on a non-loopback --host is
+    refused unless --open says a proxy authenticates callers (exit 2)."""
     try:
-        keys = read_api_keys(api_keys_file, os.environ.get(KEYS_ENV))
+        keys = read_api_keys(path, os.environ.get(KEYS_ENV))
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     if not keys and not _is_loopback(host) and not run_open:
@@ -145,47 +178,54 @@ def serve(
             f"refusing to serve {host} without API keys: give --api-keys-file (or {KEYS_ENV}), "
             "or --open when your own proxy authenticates callers"
         )
+    return keys
+
+
+def _check_indexes(indexes: tuple[str, ...]) -> None:
+    """Every --index is one concrete index or alias name, by the workflows' rule (exit 2)."""
     for name in indexes:
         try:
             validation.index_name(name, field="--index")
         except InvalidInput as exc:
             raise BadInput(str(exc)) from None
-    if not allowed_hosts:
-        allowed_hosts = LOOPBACK_HOSTS if _is_loopback(host) else ("*",)
-    service = ServiceConfig(
-        llm=llm_spec,
-        indexes=indexes,
-        api_keys=keys,
-        max_body_bytes=max_body_bytes,
-        allowed_hosts=allowed_hosts,
-    )
-    app = create_app(connect, service, redact=Redactor([*redact.secrets, *keys]))
-    if not keys and not _is_loopback(host):
-        click.echo(f"warning: listening on {host} without API keys (--open)", err=True)
-    config = uvicorn.Config(
-        app, host=host, port=port, access_log=access_log, log_level="info", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    # Bind here, so `--port 0` (any free port) can be reported before serving starts.
+
+
+def _default_hosts(host: str) -> tuple[str, ...]:
+    """Host headers served without --allowed-host: loopback names on a loopback --host."""
+    return LOOPBACK_HOSTS if _is_loopback(host) else ("*",)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so `--port 0` (any free port) can be reported before
+    serving starts."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    return sock
+
+
+def _ready_line(
+    host: str, sock: socket.socket, service: ServiceConfig, redact: Redactor
+) -> dict[str, Any]:
+    """``serve --json``'s one line, printed once the port is bound (docs: json-output.md)."""
     bound = int(sock.getsockname()[1])
-    if as_json:
-        base = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
-        line = {
-            "url": base,
-            "host": host,
-            "port": bound,
-            "docs": f"{base}/docs",
-            "index": service.index,
-            "indexes": list(indexes),
-            "auth": bool(keys),
-            "llm": redact(llm_spec) if llm_spec else None,
-        }
-        click.echo(json.dumps(line), nl=True)
-    # uvicorn installs its handlers when the server is configured; every handler in the
-    # process then masks the secrets, whatever logger a record comes from.
+    base = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
+    return {
+        "url": base,
+        "host": host,
+        "port": bound,
+        "docs": f"{base}/docs",
+        "index": service.index,
+        "indexes": list(service.indexes),
+        "auth": bool(service.api_keys),
+        "llm": redact(service.llm) if service.llm else None,
+    }
+
+
+def _redact_log_handlers(redact: Redactor) -> None:
+    """Every handler in the process masks the secrets, whatever logger a record comes from."""
+    from sira_seek.service.redaction import RedactingFilter
+
     secret_filter = RedactingFilter(redact)
     root = logging.getLogger()
     if not root.handlers:  # else Python's last-resort handler would print unfiltered
@@ -195,4 +235,3 @@ def serve(
     for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
         for handler in logging.getLogger(name).handlers:
             handler.addFilter(secret_filter)
-    server.run(sockets=[sock])
