@@ -1,7 +1,8 @@
 """``sira-seek eval qa-score``: score an existing prediction file with the papers' metrics.
 
-Kept thin on purpose: reading and scoring live in `sira_seek.metrics.qa`, so the
-numbers printed here are the ones the Python API and ``eval qa`` produce.
+Kept thin on purpose: reading and scoring are the QA evaluation workflow's
+(`sira_seek.workflows.evaluate_qa`, over `sira_seek.metrics.qa`), so the numbers printed here
+are the ones the Python API and ``eval qa`` produce.
 """
 
 from __future__ import annotations
@@ -11,13 +12,9 @@ from pathlib import Path
 
 import click
 
-from sira_seek.metrics.qa import (
-    METRIC_NAMES,
-    PredictionFileError,
-    QAScores,
-    read_predictions,
-    score_predictions,
-)
+from sira_seek.metrics.qa import METRIC_NAMES, QAScores
+from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.evaluate_qa import score_prediction_file
 
 from .exit_codes import BadInput
 from .options import json_option
@@ -55,14 +52,9 @@ def qa_score(predictions_path: Path, as_json: bool) -> None:
     Predictions are scored as written (their ``pred_ans`` is already the extracted answer).
     """
     try:
-        records = read_predictions(predictions_path)
-    except PredictionFileError as err:
-        raise BadInput(str(err)) from None
-    except OSError as err:
-        raise BadInput(f"cannot read {predictions_path}: {err}") from None
-    if not records:
-        raise BadInput(f"{predictions_path}: no predictions to score")
-    scores = score_predictions(records)
+        scores = score_prediction_file(predictions_path)
+    except InvalidInput as exc:
+        raise BadInput(str(exc)) from None
     if as_json:
         click.echo(json.dumps(qa_json(scores)))
     else:

@@ -224,3 +224,19 @@ def _outputs(
         diagnostics=found,
         skipped=[str(b) for b in skipped.bad],
     )
+
+
+def score_prediction_file(path: Path) -> QAScores:
+    """``eval qa-score``: a prediction file scored as written (its ``pred_ans`` is already the
+    extracted answer), or ``InvalidInput`` naming the file (and the line) that cannot be."""
+    from sira_seek.metrics.qa import PredictionFileError, read_predictions
+
+    try:
+        records = read_predictions(path)
+    except PredictionFileError as err:
+        raise InvalidInput(str(err)) from None
+    except OSError as err:
+        raise InvalidInput(f"cannot read {path}: {err}") from None
+    if not records:
+        raise InvalidInput(f"{path}: no predictions to score")
+    return score_predictions(records)
