@@ -17,12 +17,13 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from sira_seek import __version__
@@ -39,6 +40,12 @@ from sira_seek.workflows.errors import (
     Unavailable,
     classify,
 )
+from sira_seek.workflows.validation import (
+    INDEX_PATTERN,
+    MAX_EXPANSIONS,
+    MAX_PHRASE_CHARS,
+    MAX_QUERY_CHARS,
+)
 
 from .guards import DEFAULT_MAX_BODY_BYTES, ApiKeys, BodyLimit
 from .metrics import MetricsMiddleware, ServiceMetrics
@@ -46,7 +53,7 @@ from .redaction import Redactor
 
 if TYPE_CHECKING:
     from sira_seek.client import SiraSeek
-    from sira_seek.sira.expansions import LLMExpander
+    from sira_seek.sira.expansions import QueryExpander
     from sira_seek.sira.results import SiraResult
 
 logger = logging.getLogger(__name__)
@@ -91,6 +98,25 @@ class ServiceConfig(BaseModel):
     def index(self) -> str | None:
         """The index used when a request names none."""
         return self.indexes[0] if self.indexes else None
+
+
+def _json_integer(value: object) -> object:
+    """An integer as JSON Schema means it: ``5`` or ``5.0``, never ``"5"`` or ``true``."""
+    if isinstance(value, bool | str):
+        raise ValueError("must be an integer")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _json_number(value: object) -> object:
+    """A number as JSON means it: never ``"0.5"`` or ``false``."""
+    if isinstance(value, bool | str):
+        raise ValueError("must be a number")
+    return value
+
+
+Phrase = Annotated[str, Field(max_length=MAX_PHRASE_CHARS)]
 
 
 class ErrorItem(BaseModel):
@@ -138,22 +164,28 @@ class SearchRequest(BaseModel):
     )
 
     index: str | None = Field(default=None, description="Index or alias (default: --index).")
-    query: str = Field(min_length=1, description="The user's query, as typed.")
-    expansions: list[str] | None = Field(
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        pattern=r"\S",
+        description="The user's query, as typed (not blank).",
+    )
+    expansions: list[Phrase] | None = Field(
         default=None,
+        max_length=MAX_EXPANSIONS,
         description="Precomputed candidate phrases; the index's DF decides which are kept.",
     )
-    k: StrictInt = Field(default=10, ge=1, le=1000, description="Number of hits.")
-    tau: float | None = Field(
-        default=None, gt=0, le=1, allow_inf_nan=False, description="DF cap (default 0.1)."
+    k: Annotated[int, Field(ge=1, le=1000), BeforeValidator(_json_integer)] = Field(
+        default=10, description="Number of hits."
     )
-    weight: float | None = Field(
-        default=None,
-        ge=0,
-        le=MAX_WEIGHT,
-        allow_inf_nan=False,
-        description="Expansion weight w (default 0.5).",
+    # `minimum` rather than `exclusiveMinimum: 0`, which some OpenAPI clients read as 0
+    # allowed; no corpus has a million documents per unit of 1e-6 to tell the two apart.
+    tau: Annotated[float, Field(ge=1e-6, le=1), BeforeValidator(_json_number)] | None = Field(
+        default=None, description="DF cap (default 0.1)."
     )
+    weight: (
+        Annotated[float, Field(ge=0, le=MAX_WEIGHT), BeforeValidator(_json_number)] | None
+    ) = Field(default=None, description="Expansion weight w (default 0.5).")
 
     @field_validator("query")
     @classmethod
@@ -177,7 +209,9 @@ class AskRequest(BaseModel):
     )  # fmt: skip
 
     index: str | None = Field(default=None, description="Index or alias (default: --index).")
-    question: str = Field(min_length=1)
+    question: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S", description="Not blank."
+    )
     retriever: Literal["bm25", "sira"] = Field(
         default="bm25", description="How sub-queries search the index (sira uses the LLM)."
     )
@@ -185,8 +219,8 @@ class AskRequest(BaseModel):
     variant: Literal[
         "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init"
     ] = "sequential"
-    top_k: StrictInt | None = Field(
-        default=None, ge=1, le=50, description="Documents per sub-query."
+    top_k: Annotated[int, Field(ge=1, le=50), BeforeValidator(_json_integer)] | None = Field(
+        default=None, description="Documents per sub-query."
     )
 
     @field_validator("question")
@@ -238,14 +272,19 @@ class SharedExpander:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self._lock = threading.Lock()
-        self._expander: LLMExpander | None = None
+        self._expander: QueryExpander | None = None
 
-    def get(self) -> LLMExpander:
-        from sira_seek.sira.expansions import LLMExpander
+    def get(self) -> QueryExpander:
+        from sira_seek.workflows.sira_setup import choose_expander
 
         with self._lock:
             if self._expander is None:
-                self._expander = LLMExpander.from_spec(self.spec)
+                try:
+                    self._expander = choose_expander("sira", llm=self.spec)
+                except InvalidInput as exc:
+                    # The server's own LLM, not the caller's input: the service is unavailable.
+                    raise Unavailable(exc.message) from exc
+            assert self._expander is not None
             return self._expander
 
     def close(self) -> None:
@@ -337,6 +376,17 @@ def create_app(
         body, content_type = metrics.exposition()
         return Response(content=body, media_type=content_type)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_exception(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI answers a body it cannot decode (not UTF-8, not JSON) with a bare 400; it
+        # is a body that fails validation like any other: 422, in the one error shape.
+        status = 422 if exc.status_code == 400 else exc.status_code
+        detail = "body: not valid JSON" if exc.status_code == 400 else str(exc.detail)
+        headers = getattr(exc, "headers", None)
+        return JSONResponse(
+            status_code=status, content={"detail": detail, "errors": []}, headers=headers
+        )
+
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
         return JSONResponse(status_code=exc.status, content={"detail": exc.detail, "errors": []})
@@ -354,8 +404,8 @@ def create_app(
     def index_for(given: str | None) -> str:
         """The index a request may search: a valid name (422), on the allow-list (403);
         decided before any request reaches the cluster."""
-        index = given or config.index
-        if not index:
+        index = config.index if given is None else given
+        if index is None:
             raise ServiceError(
                 422, "body.index: no index given and the server has no default (--index)"
             )
@@ -442,7 +492,38 @@ def create_app(
         metrics.llm.labels("/ask").observe(result.timings.llm_s)
         return result.model_dump(mode="json")
 
+    _exact_index_schema(app, config)
     return app
+
+
+def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
+    """The OpenAPI document names the indexes a request may use: the allow-list as an enum,
+    else the pattern of names always accepted. A client generating requests from it (such as
+    schemathesis) then sends only what the service serves."""
+    from fastapi.openapi.utils import get_openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        names: dict[str, Any] = (
+            {"type": "string", "enum": list(config.indexes)}
+            if config.indexes
+            else {"type": "string", "pattern": INDEX_PATTERN}
+        )
+        for model in ("SearchRequest", "AskRequest"):
+            props = schema["components"]["schemas"][model]["properties"]
+            props["index"] = {
+                "anyOf": [names, {"type": "null"}],
+                "description": props["index"].get("description", ""),
+                "title": "Index",
+            }
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _search(

@@ -79,8 +79,8 @@ def classify(exc: BaseException) -> WorkflowError | None:
     from pydantic import ValidationError
 
     from sira_seek.backend import EngineError, ScanContextLostError
-    from sira_seek.corpus import BadInputLineError
     from sira_seek.ingest import IngestTargetError
+    from sira_seek.input_errors import InputError
     from sira_seek.llm.errors import LLMCallError
     from sira_seek.sira.df_check import TooManyCandidatesError
     from sira_seek.sira.index_profile import SiraIndexError
@@ -106,8 +106,15 @@ def classify(exc: BaseException) -> WorkflowError | None:
         return InvalidInput(str(exc), field="expansions")
     if isinstance(exc, ValidationError):
         return InvalidInput(validation_message(exc))
-    if isinstance(exc, BadInputLineError):
+    if isinstance(exc, InputError):  # the library's own (BadInputLineError, QAFileError, ...)
         return InvalidInput(str(exc))
+    if isinstance(exc, EngineError):
+        # The engine said no to this request (a 400 or 404 it explains), not "cannot answer".
+        status = getattr(exc, "status", None)
+        if status == 400:
+            return InvalidInput(f"the cluster refused the request: {exc}")
+        if status == 404:
+            return NotFound(str(exc))
     unavailable = (
         EngineError,
         LLMCallError,
