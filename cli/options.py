@@ -30,7 +30,6 @@ from sira_seek.workflows.errors import (
     NotAllowed,
     NotFound,
     Unavailable,
-    WorkflowError,
     classify,
 )
 
@@ -118,27 +117,56 @@ _ENGINE_ERRORS: tuple[type[BaseException], ...] = (
 )
 """Failures of the cluster or LLM server, or of the index's state there: exit 1."""
 
-_BAD_INPUT_ERRORS: tuple[type[BaseException], ...] = (
+_FILE_ERRORS: tuple[type[OSError], ...] = (
     FileNotFoundError,
     IsADirectoryError,
     NotADirectoryError,
     PermissionError,
-    ValueError,  # malformed files and values; pydantic's ValidationError is one
 )
-"""Input the command cannot use: exit 2. Checked after the engine errors, several of which
-are ValueErrors too."""
+"""Bad input (exit 2) when the file they name is a path the command line gave, or lies under
+one; from anywhere else they are the machine's problem or a bug, left as a traceback.
+
+Everything else that is bad input is said so by its type: the workflows' ``InvalidInput`` and
+``NotAllowed``, and the library's ``sira_seek.input_errors.InputError`` family (a bad line or
+record of an input file, JSON or encoding errors included, a missing input file, a malformed
+``--llm`` spec, a checkpoint of another run, ...) and pydantic's ``ValidationError``, which
+``workflows.errors.classify`` makes ``InvalidInput``. A plain ``ValueError`` is none of these:
+it is a bug, and surfaces as one."""
 
 
-_KNOWN_ERRORS: tuple[type[BaseException], ...] = (
-    WorkflowError,
-    *_ENGINE_ERRORS,
-    *_BAD_INPUT_ERRORS,
-)
+def given_paths(ctx: click.Context | None = None) -> list[Path]:
+    """The paths the running command was given: every value of its ``click.Path`` arguments
+    and options (from the command line or their environment variables)."""
+    ctx = ctx or click.get_current_context(silent=True)
+    if ctx is None:
+        return []
+    found: list[Path] = []
+    for param in ctx.command.params:
+        if not isinstance(param.type, click.Path) or param.name is None:
+            continue
+        value = ctx.params.get(param.name)
+        values = value if isinstance(value, list | tuple) else [value]
+        found += [Path(v) for v in values if isinstance(v, str | Path) and str(v)]
+    return found
 
 
-def exit_code_for(exc: BaseException) -> ExitCode | None:
+def names_a_given_path(exc: BaseException, given: Sequence[Path]) -> bool:
+    """Whether ``exc`` is a file error about one of ``given`` or something inside it."""
+    filename = getattr(exc, "filename", None)
+    if not isinstance(exc, _FILE_ERRORS) or not isinstance(filename, str | bytes | Path):
+        return False
+    target = Path(os.fsdecode(filename)).absolute()
+    for path in given:
+        base = path.absolute()
+        if target == base or base in target.parents:
+            return True
+    return False
+
+
+def exit_code_for(exc: BaseException, given: Sequence[Path] = ()) -> ExitCode | None:
     """Where ``exc`` goes in the exit-code table; ``None`` for an unknown failure (a bug,
-    left as a traceback). The workflows' error kinds map first, as in every front end."""
+    left as a traceback). The workflows' error kinds map first, as in every front end;
+    ``given`` are the command's paths (``given_paths``), for file errors."""
     known = classify(exc)
     if isinstance(known, InvalidInput | NotAllowed):
         return ExitCode.BAD_INPUT
@@ -146,34 +174,37 @@ def exit_code_for(exc: BaseException) -> ExitCode | None:
         return ExitCode.ENGINE_ERROR
     if isinstance(exc, _ENGINE_ERRORS):
         return ExitCode.ENGINE_ERROR
-    if isinstance(exc, _BAD_INPUT_ERRORS):
+    if names_a_given_path(exc, given):
         return ExitCode.BAD_INPUT
     return None
 
 
-def as_click_error(exc: BaseException) -> click.ClickException:
+def as_click_error(exc: BaseException, given: Sequence[Path] = ()) -> click.ClickException:
     """``exc`` as a one-line error carrying its exit code (1 unless it is bad input)."""
-    if exit_code_for(exc) == ExitCode.BAD_INPUT:
+    if exit_code_for(exc, given) == ExitCode.BAD_INPUT:
         return BadInput(str(exc))
     return EngineFailure(str(exc))
 
 
 def friendly_errors(func: F) -> F:
     """Known failures print one clear message and exit with their code from `exit_codes`,
-    never a stack trace.
+    never a stack trace; an unknown one (a bug) is raised as it is, with its traceback.
 
-    Under ``--debug`` (or ``SIRA_SEEK_DEBUG=1``) they are re-raised as they are, so the
-    traceback shows where they came from.
+    Under ``--debug`` (or ``SIRA_SEEK_DEBUG=1``) known failures are re-raised as they are
+    too, so the traceback shows where they came from.
     """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except _KNOWN_ERRORS as exc:
-            if debug_requested():
+        except click.ClickException:
+            raise
+        except Exception as exc:
+            given = given_paths()
+            if exit_code_for(exc, given) is None or debug_requested():
                 raise
-            raise as_click_error(exc) from None
+            raise as_click_error(exc, given) from None
 
     return wrapper  # type: ignore[return-value]
 

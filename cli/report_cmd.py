@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from sira_seek.metrics.run_record import RunRecord
-from sira_seek.reporting.browser import screenshot
+from sira_seek.reporting.browser import BrowserUnavailableError, screenshot
 from sira_seek.reporting.html_report import render_report
 
 from .options import friendly_errors, json_option
@@ -52,7 +52,10 @@ def report(
     out.write_text(render_report(records, baseline=baseline, title=title), encoding="utf-8")
     console_errors: list[str] = []
     if png is not None:
-        console_errors = list(screenshot(out, png).console_errors)
+        try:
+            console_errors = list(screenshot(out, png).console_errors)
+        except BrowserUnavailableError as exc:  # a missing tool: exit 1, not bad input
+            raise click.ClickException(str(exc)) from None
     if as_json:
         payload = {
             "out": str(out),

@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sira_seek.input_errors import InputError, MissingInputFile
+
 logger = logging.getLogger(__name__)
 
 
@@ -48,11 +50,11 @@ MAX_LINES_SHOWN = 20
 """How many bad lines an error message lists (all of them are in ``records``)."""
 
 
-class BadInputLineError(ValueError):
+class BadInputLineError(InputError):
     """Lines of an input file that cannot be used, raised by a strict reader once it has read
     the whole file, so one run names every bad line instead of one per attempt.
 
-    A ``ValueError``, so the commands map it to exit 2 (bad input); the message has one
+    An ``InputError``, so the commands map it to exit 2 (bad input); the message has one
     ``FILE, line N: problem`` line per bad line, and ``records`` carries them for programs.
     """
 
@@ -150,7 +152,7 @@ def corpus_file(path: Path) -> Path:
     if path.is_dir():
         path = path / "corpus.jsonl"
     if not path.exists():
-        raise FileNotFoundError(f"No corpus at {path} (expected a BEIR folder or corpus.jsonl)")
+        raise MissingInputFile(f"No corpus at {path} (expected a BEIR folder or corpus.jsonl)")
     return path
 
 

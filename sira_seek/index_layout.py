@@ -8,6 +8,7 @@ from importlib import resources
 from typing import Any
 
 from sira_seek.backend import Capabilities
+from sira_seek.input_errors import InputError
 
 
 def load_mapping_file(name: str) -> dict[str, Any]:
@@ -33,7 +34,7 @@ def enrichment_field_properties(layout: str | None = None) -> dict[str, Any]:
     layouts = enrichment_layouts()
     name = layout or str(layouts["default"])
     if name not in layouts["layouts"]:
-        raise ValueError(f"unknown enrichment layout {name!r}: {sorted(layouts['layouts'])}")
+        raise InputError(f"unknown enrichment layout {name!r}: {sorted(layouts['layouts'])}")
     props = copy.deepcopy(load_mapping_file("enrichment_fields.json"))
     fields = props["sira_enrichment"]["properties"]
     for field, targets in layouts["layouts"][name]["copy_to"].items():

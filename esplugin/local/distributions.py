@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from sira_seek.input_errors import InputError
+
 DEFAULT_VERSIONS = {"opensearch": "2.19.6", "elasticsearch": "9.2.4"}
 
 
@@ -43,7 +45,7 @@ class DistributionSpec(BaseModel):
 
 def distribution_spec(engine: str, version: str | None = None) -> DistributionSpec:
     if engine not in DEFAULT_VERSIONS:
-        raise ValueError(f"unknown engine {engine!r}: choose opensearch or elasticsearch")
+        raise InputError(f"unknown engine {engine!r}: choose opensearch or elasticsearch")
     version = version or DEFAULT_VERSIONS[engine]
     major = int(version.split(".")[0])
     if engine == "opensearch":
@@ -79,4 +81,4 @@ def distribution_spec(engine: str, version: str | None = None) -> DistributionSp
             launcher="bin/elasticsearch",
             extra_settings={"xpack.security.enabled": "false"},
         )
-    raise ValueError(f"unknown engine {engine!r}: choose opensearch or elasticsearch")
+    raise InputError(f"unknown engine {engine!r}: choose opensearch or elasticsearch")

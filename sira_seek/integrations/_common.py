@@ -22,6 +22,7 @@ from sira_seek.client import SiraSeek
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.search import fell_back_to_bm25
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
@@ -145,7 +146,7 @@ def open_client(client: SiraSeek | None, url: str | None) -> tuple[SiraSeek, boo
     """
     if client is not None:
         if url is not None:
-            raise ValueError("give either client= or url=, not both")
+            raise InvalidInput("give either client= or url=, not both", field="url")
         return client, False
     from sira_seek.client import connect
 

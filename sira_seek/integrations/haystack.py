@@ -24,6 +24,7 @@ from typing import Any
 
 from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
@@ -62,7 +63,7 @@ class SiraSeekRetriever:
         task: Task | None = None,
     ) -> None:
         if client is not None and url is not None:
-            raise ValueError("give either client= or url=, not both")
+            raise InvalidInput("give either client= or url=, not both", field="url")
         self.options = RetrievalOptions.build(
             index=index,
             k=k,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
+from sira_seek.input_errors import InputError
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
@@ -70,7 +71,7 @@ class BlockingLLMClient:
     ) -> list[LLMResponse | LLMError]:
         limit = concurrency or DEFAULT_PROGRESS_CONCURRENCY
         if limit < 1:
-            raise ValueError("concurrency must be at least 1")
+            raise InputError(f"concurrency must be at least 1, not {limit}")
         semaphore = asyncio.Semaphore(limit)
 
         async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError:

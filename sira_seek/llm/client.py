@@ -11,6 +11,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from sira_seek.input_errors import InputError
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 
@@ -57,7 +58,7 @@ async def generate_many_bounded(
     batch of a million documents survives one bad prompt.
     """
     if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
+        raise InputError(f"concurrency must be at least 1, not {concurrency}")
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError:

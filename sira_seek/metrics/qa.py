@@ -38,6 +38,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sira_seek.input_errors import InputError
+
 logger = logging.getLogger(__name__)
 
 METRIC_NAMES: tuple[str, ...] = ("cover_em", "em", "f1")
@@ -210,7 +212,7 @@ class QAScores(BaseModel):
         return report
 
 
-class PredictionFileError(ValueError):
+class PredictionFileError(InputError):
     """A prediction file line that cannot be scored; carries the 1-based line number."""
 
     def __init__(self, path: Path | str, line_number: int, reason: str) -> None:

@@ -17,6 +17,8 @@ import ir_measures
 from ir_measures import Measure
 from pydantic import BaseModel
 
+from sira_seek.input_errors import InputError
+
 DEFAULT_MEASURES: dict[str, Measure] = {
     "ndcg@10": ir_measures.nDCG @ 10,
     "recall@10": ir_measures.R @ 10,
@@ -44,10 +46,10 @@ def parse_measures(spec: str) -> dict[str, Measure]:
         try:
             measure = ir_measures.parse_measure(text)
         except (ValueError, NameError, SyntaxError) as exc:
-            raise ValueError(f"unknown or malformed measure {text!r}: {exc}") from None
+            raise InputError(f"unknown or malformed measure {text!r}: {exc}") from None
         out[str(measure)] = measure
     if not out:
-        raise ValueError(f"no measure in {spec!r}")
+        raise InputError(f"no measure in {spec!r}")
     return out
 
 

@@ -14,6 +14,8 @@ import ir_measures
 from ir_measures import Measure
 from pydantic import BaseModel, Field
 
+from sira_seek.input_errors import InputError
+
 from .retrieval import DEFAULT_MEASURES, Run, score_run
 
 RECALL_CUTOFFS = (1, 2, 3, 5, 10, 20, 50, 100)
@@ -57,7 +59,7 @@ class RunRecord(BaseModel):
         try:
             return cls.model_validate_json(Path(path).read_text())
         except ValueError as exc:
-            raise ValueError(f"{path} is not a sira-seek run file: {str(exc)[:300]}") from None
+            raise InputError(f"{path} is not a sira-seek run file: {str(exc)[:300]}") from None
 
 
 _DEFAULT_KEYS = {str(m): name for name, m in DEFAULT_MEASURES.items()}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from sira_seek.input_errors import InputError
+
 from .retrieval import Run
 
 logger = logging.getLogger(__name__)
@@ -17,7 +19,7 @@ logger = logging.getLogger(__name__)
 
 def _check_token(kind: str, value: str) -> str:
     if not value or any(ch.isspace() for ch in value):
-        raise ValueError(f"{kind} {value!r} cannot go into a TREC run file (empty or whitespace)")
+        raise InputError(f"{kind} {value!r} cannot go into a TREC run file (empty or whitespace)")
     return value
 
 

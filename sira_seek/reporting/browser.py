@@ -30,6 +30,10 @@ class PageCheck(BaseModel):
     console_errors: list[str]
 
 
+class BrowserUnavailableError(RuntimeError):
+    """No Chromium to render with: a missing tool, not bad input."""
+
+
 def find_chromium() -> str:
     exe = (
         shutil.which("chromium")
@@ -37,7 +41,7 @@ def find_chromium() -> str:
         or shutil.which("google-chrome")
     )
     if exe is None:
-        raise FileNotFoundError(
+        raise BrowserUnavailableError(
             "Chromium not found: install it (Debian: apt-get install chromium) for screenshots"
         )
     return exe

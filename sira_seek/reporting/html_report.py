@@ -6,6 +6,7 @@ import statistics
 from collections.abc import Mapping
 from html import escape
 
+from sira_seek.input_errors import InputError
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
 
@@ -122,7 +123,7 @@ def pick_baseline(runs: list[RunRecord], baseline: str | None) -> RunRecord:
         found = next((r for r in runs if r.name == baseline), None)
         if found is None:
             names = ", ".join(r.name for r in runs)
-            raise ValueError(f"no run named {baseline!r} (runs: {names})")
+            raise InputError(f"no run named {baseline!r} (runs: {names})")
         return found
     return next((r for r in runs if r.method == "bm25"), runs[0])
 

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
+from sira_seek.input_errors import InputError
+
 from .checkpoint import SeekCheckpoint
 from .pipeline import SeekPipeline
 from .results import QuestionInput, SeekResult
@@ -81,7 +83,7 @@ async def run_questions(
     per asked question as it finishes, so a bar can size itself and report failures.
     """
     if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
+        raise InputError(f"concurrency must be at least 1, not {concurrency}")
     done = checkpoint.finished() if checkpoint is not None else {}
     semaphore = asyncio.Semaphore(concurrency)
     started = time.perf_counter()

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sira_seek.input_errors import InputError
+
 from .results import SeekResult
 
 
-class CheckpointMismatchError(ValueError):
+class CheckpointMismatchError(InputError):
     """The checkpoint was written by a different method or variant."""
 
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from sira_seek.input_errors import InputError
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
@@ -38,7 +39,7 @@ from .settings import SeekSettings
 from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
 
 
-class RetrieverRequiredError(ValueError):
+class RetrieverRequiredError(InputError):
     """A retrieval method was asked for without a retriever."""
 
 

@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from sira_seek.input_errors import InputError
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -33,17 +35,21 @@ KEYS_ENV = "SIRA_SEEK_SERVE_API_KEYS"
 def read_api_keys(path: Path | None, env_value: str | None) -> tuple[str, ...]:
     """Keys from a file (one per line; blank lines and ``#`` comments skipped) and from the
     comma-separated environment value. A key shorter than 16 characters is refused: it could
-    be guessed."""
+    be guessed. Refusals are ``InputError``s."""
     keys: list[str] = []
     if path is not None:
-        for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{path} is not UTF-8 text (one API key per line)") from None
+        for line in text.splitlines():
             line = line.strip()
             if line and not line.startswith("#"):
                 keys.append(line)
     keys += [k.strip() for k in (env_value or "").split(",") if k.strip()]
     short = [i for i, key in enumerate(keys, start=1) if len(key) < 16]
     if short:
-        raise ValueError(
+        raise InputError(
             f"API key {short[0]} is shorter than 16 characters; use long random keys "
             "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )

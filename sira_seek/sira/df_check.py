@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from sira_seek.backend import SearchBackend
+from sira_seek.input_errors import InputError
 
 from .index_profile import IndexProfile
 from .settings import KeepRule
@@ -32,7 +33,7 @@ Tier = Literal["unigram", "ngram"]
 Decision = Literal["kept", "absent", "too_common", "no_terms", "too_long", "in_query", "over_limit"]
 
 
-class TooManyCandidatesError(ValueError):
+class TooManyCandidatesError(InputError):
     """More candidate phrases than ``max_candidates`` for one query."""
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from sira_seek.backend import SearchBackend, SearchResult
 from sira_seek.fields import TEXT, TITLE
+from sira_seek.input_errors import InputError
 
 from .categories import CategoryDecision, CategoryGrounder
 from .df_check import CandidateTable, DocFrequencyChecker
@@ -40,7 +41,7 @@ class _Staged(NamedTuple):
     timings: Timings
 
 
-class EmptyQueryError(ValueError):
+class EmptyQueryError(InputError):
     """The query has no text to search for."""
 
 
@@ -240,14 +241,19 @@ class SiraRetriever:
         query_id: str | None = None,
         phrases: Sequence[str] | None = None,
         categories: Sequence[str] = (),
+        phrase_source: Literal["given", "precomputed"] = "given",
     ) -> SiraResult:
-        """Search one query; ``phrases`` (and ``categories``) bypass the expander."""
+        """Search one query; ``phrases`` (and ``categories``) bypass the expander.
+
+        ``phrase_source`` labels them: ``given`` by an agent at search time, ``precomputed``
+        when the caller brings phrases computed beforehand (the HTTP API's ``expansions``).
+        """
         prepared, notes = self._prepare(text)
         query = QueryInput(text=prepared, id=query_id)
         timings = Timings()
         if phrases is not None or categories:
             expansion = Expansion(
-                phrases=list(phrases or []), categories=list(categories), source="given"
+                phrases=list(phrases or []), categories=list(categories), source=phrase_source
             )
         else:
             (expansion,), timings.expansion_ms = self._expand([query])

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from sira_seek.input_errors import InputError, MissingInputFile
 from sira_seek.llm.errors import ServerError
 from sira_seek.llm.openai_http import extract_completion
 
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 _CATEGORIES_ASKED = "+categories"
 
 
-class BatchOutputError(ValueError):
+class BatchOutputError(InputError):
     """The file cannot be imported as one run (no usable line, several models or prompts)."""
 
 
@@ -79,7 +80,7 @@ class BatchOutputPhraseSource:
     ) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise FileNotFoundError(f"batch output file {self.path} does not exist")
+            raise MissingInputFile(f"batch output file {self.path} does not exist")
         self.bad_lines: list[int] = []
         self.lines = 0
         models: set[str] = set()

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sira_seek.backend import SearchBackend
+from sira_seek.input_errors import InputError
 from sira_seek.llm.openai_http import OpenAICompatibleClient, openai_request_body
 from sira_seek.llm.structured import StructuredOutputDialect
 
@@ -58,10 +59,10 @@ class BatchRequestKey(BaseModel):
     @classmethod
     def parse(cls, custom_id: str) -> BatchRequestKey:
         """Split from the right: a document id may itself contain the separator, the hash and
-        the prompt id never do. ``ValueError`` for an id this module did not write."""
+        the prompt id never do. ``InputError`` for an id this module did not write."""
         parts = custom_id.rsplit(CUSTOM_ID_SEPARATOR, 2)
         if len(parts) != 3 or not all(parts) or not parts[1].startswith("sha256:"):
-            raise ValueError(
+            raise InputError(
                 f"custom_id {custom_id!r} is not <_id>::<source hash>::<prompt id> "
                 "(written by sira-sync export-requests)"
             )

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from sira_seek.input_errors import MissingInputFile
 from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.llm.request import LLMRequest
@@ -68,7 +69,7 @@ class JsonlPhraseSource:
     ) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise FileNotFoundError(f"enrichment file {self.path} does not exist")
+            raise MissingInputFile(f"enrichment file {self.path} does not exist")
         self.model = model or f"jsonl:{self.path.name}"
         self.prompt_id = prompt_id
         self.max_phrases = max_phrases

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 
 from sira_seek.backend import SearchBackend, SearchHit
+from sira_seek.input_errors import InputError
 
 from .checkpoint import Checkpoint, RunStateStore
 from .corpus_df_filter import CorpusDFFilter
@@ -36,7 +37,7 @@ from .work_items import WorkItem
 ProgressCallback = Callable[[int, RunCounts], None]
 
 
-class ResumeMismatchError(ValueError):
+class ResumeMismatchError(InputError):
     """``--resume`` was asked for a checkpoint written by a differently configured run."""
 
 

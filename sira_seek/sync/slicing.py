@@ -15,6 +15,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sira_seek.input_errors import InputError
+
 _SLICE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -37,7 +39,7 @@ class SliceSpec(BaseModel):
             return cls()
         match = _SLICE.match(text)
         if not match:
-            raise ValueError(f"--slice {text!r} is not of the form i/N (e.g. 0/2)")
+            raise InputError(f"--slice {text!r} is not of the form i/N (e.g. 0/2)")
         return cls(index=int(match.group(1)), count=int(match.group(2)))
 
     def owns(self, doc_id: str) -> bool:

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 from typing import Literal
 
+from sira_seek.input_errors import InputError
 from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.llm.spec import JsonlBackendSpec, LlamaCppBackendSpec, parse_backend_spec
 
@@ -41,7 +42,7 @@ def build_phrase_source(
     completion prompt, servers get chat messages.
     """
     if (from_jsonl is None) == (llm is None):
-        raise ValueError("give exactly one of from_jsonl (a JSONL file) and llm (an LLM spec)")
+        raise InputError("give exactly one of from_jsonl (a JSONL file) and llm (an LLM spec)")
     spec = parse_backend_spec(llm) if llm is not None else None
     if isinstance(spec, JsonlBackendSpec):
         from_jsonl = spec.path

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sira_seek.metrics.run_record import build_run_record
-from sira_seek.reporting.browser import FLAGS, find_chromium, screenshot
+from sira_seek.reporting.browser import FLAGS, BrowserUnavailableError, find_chromium, screenshot
 from sira_seek.reporting.html_report import render_report
 
 pytestmark = pytest.mark.e2e
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 def test_report_renders_in_chromium(tmp_path: Path) -> None:
     try:
         chromium = find_chromium()
-    except FileNotFoundError as exc:
+    except BrowserUnavailableError as exc:
         pytest.fail(f"{exc} (make test installs it: scripts/bootstrap_system.sh --browser)")
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
     runs = [
