@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from sira_seek.input_errors import InputError
 from sira_seek.service.guards import DEFAULT_MAX_BODY_BYTES, KEYS_ENV, read_api_keys
 from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput
@@ -171,7 +172,7 @@ def _api_keys(path: Path | None, host: str, *, run_open: bool) -> tuple[str, ...
     refused unless --open says a proxy authenticates callers (exit 2)."""
     try:
         keys = read_api_keys(path, os.environ.get(KEYS_ENV))
-    except ValueError as exc:
+    except InputError as exc:
         raise BadInput(str(exc)) from None
     if not keys and not _is_loopback(host) and not run_open:
         raise BadInput(
