@@ -149,6 +149,7 @@ def search(
             request.query,
             query_id=request.query_id,
             phrases=request.phrases if request.method == "sira" else None,
+            phrase_source="precomputed",
         )
     except Exception as exc:
         known = classify(exc)
