@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +13,20 @@ import click
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.corpus import read_qrels, read_queries
+from sira_seek.corpus import Query, read_qrels, read_queries
 from sira_seek.esplugin.engines.registry import connect
 from sira_seek.esplugin.local.node import LocalNode
-from sira_seek.ingest import ingest_corpus
+from sira_seek.ingest import IngestReport, ingest_corpus
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.metrics.qa import cover_em
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.reporting.html_report import render_report
-from sira_seek.seek.api import open_session
-from sira_seek.seek.questions import read_questions
-from sira_seek.seek.results import SeekResult
-from sira_seek.seek.retrieval import BM25Retriever
 from sira_seek.seek.settings import SeekSettings
-from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander, QueryExpander
+from sira_seek.sira.expansions import QueryExpander
+from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.evaluate_qa import QAEvaluationRequest, evaluate_qa
 from sira_seek.workflows.recorded import recorded_run
+from sira_seek.workflows.sira_setup import choose_expander
 
 from .cpu_install import wait_for_cpu_install
 from .exit_codes import BadInput, PartialFailure
@@ -146,77 +145,15 @@ def demo(
     if not (data / "corpus.jsonl").exists():
         raise BadInput(f"wikimh data not found at {data}: pass --data or SIRA_SEEK_DATA")
     progress = show_progress(no_progress=no_progress, as_json=as_json)
-    if url is None:
-        click.echo(f"[1/4] starting a local {engine} node ...", err=True)
-        with StatusLine(enabled=progress) as status:
-            url = LocalNode(NodeSettings(), engine).up(on_status=status).url
-    backend = connect(ClusterSettings(url=url))
-    click.echo(f"      {backend.info.engine} {backend.info.version} at {url}", err=True)
-    click.echo(f"[2/4] ingesting {data} into {index} ...", err=True)
-    with progress_bar(
-        desc="ingest", total=count_lines(data / "corpus.jsonl"), unit="doc", enabled=progress
-    ) as bar:
-        report = ingest_corpus(backend, index, data, on_progress=bar.update)
-    click.echo(
-        f"      {report.written} written, {report.unchanged} unchanged, "
-        f"{len(report.bad_records)} bad records",
-        err=True,
-    )
-    queries = read_queries(data / "queries-hotpotqa.jsonl")
-    qrels = read_qrels(data / "qrels-hotpotqa.tsv")
-    judged = [q for q in queries if q.id in qrels]
-    click.echo(
-        f"[3/4] BM25 and SIRA (strong-LLM expansions) on the {len(judged)} HotpotQA questions ...",
-        err=True,
-    )
-    out.mkdir(parents=True, exist_ok=True)
-
-    def run(name: str, method: str, subset: list[Any], expander: QueryExpander | None) -> None:
-        # The bar counts queries; for a live LLM each step is one expansion, the slow part.
-        with progress_bar(desc=name, total=len(subset), unit="query", enabled=progress) as bar:
-            records.append(
-                recorded_run(
-                    backend,
-                    index,
-                    subset,
-                    qrels,
-                    method=method,
-                    expander=expander,
-                    name=name,
-                    on_progress=bar.update,
-                )
-            )
-
-    records: list[RunRecord] = []
-    run("bm25", "bm25", judged, None)
-    strong = data / "expansions-hotpotqa.strong-llm.jsonl"
-    if strong.exists():
-        precomputed = PrecomputedExpander.from_file(strong)
-        try:
-            run("sira (strong-LLM expansions)", "sira", judged, precomputed)
-        finally:
-            precomputed.close()
-    report_path = _write_report(records, out)
-    first = len(records)
+    demo_run = _start(engine, url, index, data, out, progress=progress)
+    ingested = _ingest(demo_run)
+    _first_runs(demo_run)
+    report_path = _write_report(demo_run.records, out)
+    first = len(demo_run.records)
     if not as_json:
-        _print_table(records)
-        click.echo(f"\nRun files and an HTML report: {report_path}")
-        # On screen now even through a pipe (`make demo | tee`): the rest takes minutes.
-        sys.stdout.flush()
-
+        _print_first_results(demo_run.records, report_path)
     # The live-LLM parts: minutes on a CPU, so they come after the first results.
-    install_failure = None
-    if cpu_install_log is not None and cpu_llm is not False:
-        with StatusLine(enabled=progress) as status:
-            outcome = wait_for_cpu_install(cpu_install_log, on_status=status)
-        if outcome is not None and not outcome.ok:
-            install_failure = (
-                f"the CPU model install failed (exit {outcome.exit_code}; log: "
-                f"{cpu_install_log}):\n" + "\n".join(outcome.tail)
-            )
-            if cpu_llm:
-                raise click.ClickException(install_failure)
-            click.echo(f"      {install_failure}\n      skipping the CPU-model parts", err=True)
+    install_failure = _await_cpu_install(cpu_install_log, cpu_llm, progress=progress)
     use_cpu = bool(cpu_llm) or (
         cpu_llm is None and install_failure is None and _cpu_model_installed()
     )
@@ -224,6 +161,140 @@ def demo(
     seek_spec = llm_spec or (CPU_SPEC if use_cpu else None)
     if live or (seek_spec and seek_questions > 0):
         click.echo("[4/4] live LLM parts ...", err=True)
+    _live_runs(demo_run, live, cpu_questions)
+    if len(demo_run.records) > first:
+        report_path = _write_report(demo_run.records, out)
+    seek_rows = (
+        _seek_answers(demo_run, seek_spec, seek_questions)
+        if seek_spec and seek_questions > 0
+        else []
+    )
+    if as_json:
+        click.echo(json.dumps(_summary(demo_run, ingested, seek_rows, report_path), indent=2))
+    else:
+        _print_live_results(demo_run, first, seek_rows, report_path)
+    failed_seek = sum(1 for row in seek_rows if row["error"])
+    _fail_at_end(failed_seek, len(seek_rows), install_failure)
+
+
+@dataclass
+class _DemoRun:
+    """What the demo's steps share: the node, the data, the judged questions, the runs so far."""
+
+    backend: SearchBackend
+    url: str
+    index: str
+    data: Path
+    out: Path
+    progress: bool
+    qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    judged: list[Query] = field(default_factory=list)
+    records: list[RunRecord] = field(default_factory=list)
+
+    def run(
+        self, name: str, method: str, subset: list[Query], expander: QueryExpander | None
+    ) -> None:
+        """One recorded run (the evaluation workflow's), added to ``records``."""
+        # The bar counts queries; for a live LLM each step is one expansion, the slow part.
+        with progress_bar(desc=name, total=len(subset), unit="query", enabled=self.progress) as bar:
+            self.records.append(
+                recorded_run(
+                    self.backend,
+                    self.index,
+                    subset,
+                    self.qrels,
+                    method=method,
+                    expander=expander,
+                    name=name,
+                    on_progress=bar.update,
+                )
+            )
+
+
+def _start(
+    engine: str, url: str | None, index: str, data: Path, out: Path, *, progress: bool
+) -> _DemoRun:
+    """Step 1: a local node unless --url names a cluster, and the connection to it."""
+    if url is None:
+        click.echo(f"[1/4] starting a local {engine} node ...", err=True)
+        with StatusLine(enabled=progress) as status:
+            url = LocalNode(NodeSettings(), engine).up(on_status=status).url
+    backend = connect(ClusterSettings(url=url))
+    click.echo(f"      {backend.info.engine} {backend.info.version} at {url}", err=True)
+    return _DemoRun(backend, url, index, data, out, progress)
+
+
+def _ingest(demo_run: _DemoRun) -> IngestReport:
+    """Step 2: wikimh's corpus into the index (unchanged documents are skipped)."""
+    data, index = demo_run.data, demo_run.index
+    click.echo(f"[2/4] ingesting {data} into {index} ...", err=True)
+    with progress_bar(
+        desc="ingest",
+        total=count_lines(data / "corpus.jsonl"),
+        unit="doc",
+        enabled=demo_run.progress,
+    ) as bar:
+        report = ingest_corpus(demo_run.backend, index, data, on_progress=bar.update)
+    click.echo(
+        f"      {report.written} written, {report.unchanged} unchanged, "
+        f"{len(report.bad_records)} bad records",
+        err=True,
+    )
+    return report
+
+
+def _first_runs(demo_run: _DemoRun) -> None:
+    """Step 3: BM25, and SIRA with the strong-LLM expansions shipped with the data."""
+    data = demo_run.data
+    queries = read_queries(data / "queries-hotpotqa.jsonl")
+    demo_run.qrels = read_qrels(data / "qrels-hotpotqa.tsv")
+    demo_run.judged = [q for q in queries if q.id in demo_run.qrels]
+    click.echo(
+        f"[3/4] BM25 and SIRA (strong-LLM expansions) on the {len(demo_run.judged)} HotpotQA "
+        "questions ...",
+        err=True,
+    )
+    demo_run.out.mkdir(parents=True, exist_ok=True)
+    demo_run.run("bm25", "bm25", demo_run.judged, None)
+    strong = data / "expansions-hotpotqa.strong-llm.jsonl"
+    if strong.exists():
+        precomputed = choose_expander("sira", expansions=strong)
+        try:
+            demo_run.run("sira (strong-LLM expansions)", "sira", demo_run.judged, precomputed)
+        finally:
+            if precomputed is not None:
+                precomputed.close()
+
+
+def _print_first_results(records: list[RunRecord], report_path: Path) -> None:
+    _print_table(records)
+    click.echo(f"\nRun files and an HTML report: {report_path}")
+    # On screen now even through a pipe (`make demo | tee`): the rest takes minutes.
+    sys.stdout.flush()
+
+
+def _await_cpu_install(log: Path | None, cpu_llm: bool | None, *, progress: bool) -> str | None:
+    """Wait for a background CPU-model install (--cpu-install-log); its failure, if it failed
+    (an error when --cpu-llm asked for the model)."""
+    if log is None or cpu_llm is False:
+        return None
+    with StatusLine(enabled=progress) as status:
+        outcome = wait_for_cpu_install(log, on_status=status)
+    if outcome is None or outcome.ok:
+        return None
+    tail = "\n".join(outcome.tail)
+    failure = f"the CPU model install failed (exit {outcome.exit_code}; log: {log}):\n{tail}"
+    if cpu_llm:
+        raise click.ClickException(failure)
+    click.echo(f"      {failure}\n      skipping the CPU-model parts", err=True)
+    return failure
+
+
+def _live_runs(
+    demo_run: _DemoRun, live: list[tuple[str, QueryExpander]], cpu_questions: int | None
+) -> None:
+    """Step 4: SIRA with each live LLM (the CPU model on the first --cpu-questions only)."""
+    judged = demo_run.judged
     cpu_subset = judged[:cpu_questions] if cpu_questions is not None else judged
     for name, expander in live:
         subset = cpu_subset if name == _CPU_NAME else judged
@@ -233,49 +304,53 @@ def demo(
             err=True,
         )
         try:
-            run(f"sira ({name})", "sira", subset, expander)
+            demo_run.run(f"sira ({name})", "sira", subset, expander)
         finally:
             expander.close()
-    if len(records) > first:
-        report_path = _write_report(records, out)
-    seek_rows = (
-        _seek_answers(backend, index, data, seek_spec, seek_questions, progress=progress)
-        if seek_spec and seek_questions > 0
-        else []
-    )
-    failed_seek = sum(1 for row in seek_rows if row["error"])
-    run_files = _run_files(records, out)
-    if as_json:
-        summary = {
-            "engine": backend.info.engine,
-            "version": backend.info.version,
-            "url": url,
-            "index": index,
-            "ingest": {
-                "written": report.written,
-                "unchanged": report.unchanged,
-                "bad_records": len(report.bad_records),
-                "failed": len(report.failed),
-            },
-            "runs": [
-                {
-                    "name": r.name,
-                    "method": r.method,
-                    **r.metrics,
-                    "queries": len(r.per_query),
-                    "file": str(path),
-                }
-                for r, path in zip(records, run_files, strict=True)
-            ],
-            "seek": seek_rows,
-            "report": str(report_path),
-        }
-        click.echo(json.dumps(summary, indent=2))
-        _fail_at_end(failed_seek, len(seek_rows), install_failure)
-        return
+
+
+def _summary(
+    demo_run: _DemoRun,
+    ingested: IngestReport,
+    seek_rows: list[dict[str, Any]],
+    report_path: Path,
+) -> dict[str, Any]:
+    """``demo --json``: the node, the ingest counts, every run with its file, SEEK's rows."""
+    records = demo_run.records
+    return {
+        "engine": demo_run.backend.info.engine,
+        "version": demo_run.backend.info.version,
+        "url": demo_run.url,
+        "index": demo_run.index,
+        "ingest": {
+            "written": ingested.written,
+            "unchanged": ingested.unchanged,
+            "bad_records": len(ingested.bad_records),
+            "failed": len(ingested.failed),
+        },
+        "runs": [
+            {
+                "name": r.name,
+                "method": r.method,
+                **r.metrics,
+                "queries": len(r.per_query),
+                "file": str(path),
+            }
+            for r, path in zip(records, _run_files(records, demo_run.out), strict=True)
+        ],
+        "seek": seek_rows,
+        "report": str(report_path),
+    }
+
+
+def _print_live_results(
+    demo_run: _DemoRun, first: int, seek_rows: list[dict[str, Any]], report_path: Path
+) -> None:
+    """Each live run beside the first ones (on the questions it ran), then SEEK's answers."""
+    records = demo_run.records
     for live_record in records[first:]:
         asked = set(live_record.per_query)
-        if len(asked) < len(judged):
+        if len(asked) < len(demo_run.judged):
             click.echo(f"\nOn the {len(asked)} questions {live_record.name} ran:")
         else:
             click.echo("")
@@ -289,8 +364,7 @@ def demo(
         )
     if len(records) > first:
         click.echo(f"\nThe report now has every run: {report_path}")
-    click.echo(f"The node keeps running at {url}; stop it with `sira-seek node down`.")
-    _fail_at_end(failed_seek, len(seek_rows), install_failure)
+    click.echo(f"The node keeps running at {demo_run.url}; stop it with `sira-seek node down`.")
 
 
 _CPU_NAME = "CPU gemma3-270m"
@@ -354,12 +428,12 @@ def _live_expanders(
     out: list[tuple[str, QueryExpander]] = []
     if llm_spec:
         try:
-            out.append((llm_spec, LLMExpander.from_spec(llm_spec)))
+            out.append((llm_spec, _llm_expander(llm_spec)))
         except LLMCallError as exc:
             raise click.ClickException(f"LLM backend {llm_spec!r} is unusable: {exc}") from None
     if use_cpu:
         try:
-            out.append((_CPU_NAME, LLMExpander.from_spec(CPU_SPEC)))
+            out.append((_CPU_NAME, _llm_expander(CPU_SPEC)))
         except LLMCallError as exc:
             if explicit:
                 raise click.ClickException(f"the CPU model is unusable: {exc}") from None
@@ -367,41 +441,52 @@ def _live_expanders(
     return out
 
 
-def _seek_answers(
-    backend: SearchBackend, index: str, data: Path, llm_spec: str, limit: int, *, progress: bool
-) -> list[dict[str, Any]]:
-    """A few wikimh questions answered with SEEK (BM25 retrieval), with the filled sketch."""
-    qa = data / "qa-hotpotqa.jsonl"
+def _llm_expander(spec: str) -> QueryExpander:
+    """SIRA's live expander for ``spec``, chosen as every command chooses it; the model's own
+    ``LLMCallError`` when it is unusable (the demo words that per model)."""
+    try:
+        expander = choose_expander("sira", llm=spec)
+    except InvalidInput as exc:
+        # choose_expander words the failure for a caller's --llm; the LLM's error is the
+        # exception it was raised while handling.
+        if isinstance(exc.__context__, LLMCallError):
+            raise exc.__context__ from None
+        raise
+    assert expander is not None  # "sira" always has one
+    return expander
+
+
+def _seek_answers(demo_run: _DemoRun, llm_spec: str, limit: int) -> list[dict[str, Any]]:
+    """A few wikimh questions answered with SEEK (BM25 retrieval, through the QA evaluation
+    workflow), with the filled sketch."""
+    qa = demo_run.data / "qa-hotpotqa.jsonl"
     if not qa.exists():
         return []
     click.echo(f"      SEEK with {llm_spec} on {limit} questions ...", err=True)
-    questions = read_questions(qa, limit=limit)
-    settings = SeekSettings(max_gists=3)
-
-    async def run() -> list[SeekResult]:
-        session = open_session(
-            retriever=BM25Retriever(backend, index), llm_spec=llm_spec, settings=settings
+    request = QAEvaluationRequest.build(
+        questions=qa,
+        index=demo_run.index,
+        settings=SeekSettings(max_gists=3),
+        llm=llm_spec,
+        limit=limit,
+        concurrency=2,
+    )
+    progress = demo_run.progress
+    with QuestionBar(desc="SEEK", total=None, enabled=progress) as bar:
+        done = evaluate_qa(
+            demo_run.backend,
+            request,
+            on_start=bar.start if progress else None,
+            on_result=bar.result if progress else None,
         )
-        try:
-            report = await session.answer_many(
-                questions, concurrency=2, on_result=bar.result if progress else None
-            )
-            return list(report.results)
-        finally:
-            await session.aclose()
-
-    rows: list[dict[str, object]] = []
-    with QuestionBar(desc="SEEK", total=len(questions), enabled=progress) as bar:
-        answered = asyncio.run(run())
-    for result in answered:
-        rows.append(
-            {
-                "question": result.question,
-                "gists": [g.heading for g in result.sketch.gists] if result.sketch else [],
-                "answer": result.answer,
-                "gold": result.golden_answers,
-                "cover_em": cover_em(result.answer, result.golden_answers),
-                "error": result.error,
-            }
-        )
-    return rows
+    return [
+        {
+            "question": result.question,
+            "gists": [g.heading for g in result.sketch.gists] if result.sketch else [],
+            "answer": result.answer,
+            "gold": result.golden_answers,
+            "cover_em": cover_em(result.answer, result.golden_answers),
+            "error": result.error,
+        }
+        for result in done.report.results
+    ]

@@ -16,8 +16,9 @@ from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.esplugin.engines.registry import connect
-from sira_seek.sira.expansions import PrecomputedExpander
+from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.tuning import tune
+from sira_seek.workflows.sira_setup import choose_expander
 
 
 @click.command()
@@ -54,14 +55,21 @@ def main(
 ) -> None:
     queries = read_queries(data / query_file)
     qrels = read_qrels(data / qrels_file)
-    strong = PrecomputedExpander.from_file(data / exp_file)
-    weak = {p.name: PrecomputedExpander.from_file(p) for p in weak_files}
+    strong = _precomputed(data / exp_file)
+    weak = {p.name: _precomputed(p) for p in weak_files}
     backends: dict[str, SearchBackend] = {}
     for url in urls:
         backend = connect(ClusterSettings(url=url))
         backends[backend.info.engine] = backend
     report = tune(backends, index, queries, qrels, strong, weak, dev=dev, max_loss=max_loss)
     click.echo(json.dumps(report, indent=1))
+
+
+def _precomputed(path: Path) -> QueryExpander:
+    """SIRA's expander for an expansions file, as every command chooses it."""
+    expander = choose_expander("sira", expansions=path)
+    assert expander is not None  # "sira" always has one
+    return expander
 
 
 if __name__ == "__main__":

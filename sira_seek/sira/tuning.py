@@ -28,7 +28,7 @@ from sira_seek.backend import SearchBackend
 from sira_seek.corpus import Query
 
 from .evaluation import evaluate_bm25, evaluate_sira
-from .expansions import PrecomputedExpander
+from .expansions import QueryExpander
 from .settings import SiraSettings
 
 TAUS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
@@ -75,7 +75,7 @@ def _scores(
     index: str,
     queries: list[Query],
     qrels: dict[str, dict[str, int]],
-    expander: PrecomputedExpander | None,
+    expander: QueryExpander | None,
     settings: SiraSettings | None = None,
 ) -> Scores:
     out: Scores = {}
@@ -94,8 +94,8 @@ def tune(
     index: str,
     queries: list[Query],
     qrels: dict[str, dict[str, int]],
-    strong: PrecomputedExpander,
-    weak: Mapping[str, PrecomputedExpander],
+    strong: QueryExpander,
+    weak: Mapping[str, QueryExpander],
     *,
     dev: int,
     max_loss: float,
