@@ -59,10 +59,15 @@ def _down(env: dict[str, str]) -> list[dict[str, Any]]:
     return list(json.loads(res.stdout))
 
 
+N_DOCS = 500  # enough for 5 primaries and their replicas on three members; size is not tested
+
+
 def test_three_node_opensearch_cluster_lifecycle(
-    node_home: dict[str, str], wikimh_dir: Path
+    node_home: dict[str, str], wikimh_dir: Path, tmp_path: Path
 ) -> None:
     env = node_home
+    lines = (wikimh_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N_DOCS]
+    (tmp_path / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     try:
         up = _up("opensearch", env)
         names = [n["name"] for n in up["nodes"]]
@@ -88,7 +93,7 @@ def test_three_node_opensearch_cluster_lifecycle(
         ingest = run_cli(
             [
                 "ingest",
-                str(wikimh_dir),
+                str(tmp_path),
                 "--index",
                 index,
                 "--shards",
@@ -101,7 +106,7 @@ def test_three_node_opensearch_cluster_lifecycle(
             timeout=600,
         )
         assert ingest.returncode == 0, ingest.stderr[-3000:]
-        assert json.loads(ingest.stdout)["written"] == 9003
+        assert json.loads(ingest.stdout)["written"] == N_DOCS
         health = _get(up["url"], f"/_cluster/health/{index}?wait_for_status=green&timeout=60s")
         assert health["status"] == "green"
         shards = _get(up["url"], f"/_cat/shards/{index}?format=json&h=shard,prirep,state,node")

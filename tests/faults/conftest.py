@@ -4,6 +4,8 @@ corrupted, wall time). Run it alone with `python -m pytest tests/faults`."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,19 +51,33 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
         )
 
 
-@pytest.fixture
-def own_node(world_readable_tmp: Path, node_urls: dict[str, str]) -> Iterator[LocalNode]:
-    """A second OpenSearch node of our own (the session's node is shared by other tests)."""
+@pytest.fixture(scope="session")
+def second_node(node_urls: dict[str, str]) -> Iterator[LocalNode]:
+    """A second OpenSearch node of our own (the session's node is shared by other tests),
+    started once for the tests that stop and restart a node; each uses its own index."""
     shared = NodeSettings()
     install_distribution(LocalNode(shared, "opensearch").spec, shared.home)
-    home = world_readable_tmp / "home"
+    # pytest's tmp_path sits under a root-only folder; the node's service user must reach this.
+    folder = Path(tempfile.mkdtemp(prefix="sira-test-"))
+    folder.chmod(0o755)
+    home = folder / "home"
     home.mkdir()
     (home / "dist").symlink_to(shared.home / "dist")
     (home / "downloads").symlink_to(shared.home / "downloads")
     node = LocalNode(NodeSettings(home=home, http_port=_free_port(9450)), "opensearch")
     try:
-        node.up()
+        yield node
+    finally:
+        node.down()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def own_node(second_node: LocalNode) -> LocalNode:
+    """The second node, up (started on first use; a test that stopped it and failed before
+    restarting it does not leave the next test without it)."""
+    try:
+        second_node.up()
     except Exception as exc:
         pytest.fail(f"could not start a second OpenSearch node: {exc}", pytrace=False)
-    yield node
-    node.down()
+    return second_node

@@ -20,15 +20,22 @@ from sira_seek.ingest import ingest_corpus
 pytestmark = pytest.mark.integration
 
 
+N_DOCS = 1000  # a few dozen mention a magazine; each shard and its replica hold about 330
+
+
 @pytest.fixture
 def replicated_index(
-    opensearch_cluster: ClusterHandle, wikimh_dir: Path
+    opensearch_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path
 ) -> Iterator[tuple[SearchBackend, str]]:
-    """wikimh on 3 shards with 1 replica: every shard has a copy on two members."""
+    """The first N_DOCS wikimh paragraphs on 3 shards with 1 replica: every shard has a copy
+    on two members (what a node loss tests; the corpus size is not)."""
+    lines = (wikimh_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N_DOCS]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     backend = opensearch_cluster.backend()
     name = f"test-cluster-{uuid.uuid4().hex[:10]}"
-    report = ingest_corpus(backend, name, wikimh_dir, shards=3, replicas=1)
-    assert report.written == 9003 and not report.failed
+    report = ingest_corpus(backend, name, corpus, shards=3, replicas=1)
+    assert report.written == N_DOCS and not report.failed
     opensearch_cluster.wait_for_health("green")
     try:
         yield backend, name
@@ -55,7 +62,7 @@ def test_search_and_count_survive_killing_the_first_node(
     # The backend built before the loss, whose first host is the dead node, keeps working:
     # several requests in a row, so round-robin hits the dead host more than once.
     for _ in range(6):
-        assert backend.count(index) == 9003
+        assert backend.count(index) == N_DOCS
         assert backend.count(index, query) == expected_count
     after = backend.search(index, body)
     # Same ranking from the surviving copies (ties may order differently between copies).
@@ -64,7 +71,7 @@ def test_search_and_count_survive_killing_the_first_node(
     # A backend connected now detects the cluster through the second host.
     fresh = opensearch_cluster.backend()
     assert fresh.info.url == opensearch_cluster.node_url(1)
-    assert fresh.count(index) == 9003
+    assert fresh.count(index) == N_DOCS
     # Only the dead node's URL: nothing answers, and the message says so.
     with pytest.raises(SiraSeekEngineError, match="No search cluster answers"):
         connect(ClusterSettings(url=opensearch_cluster.node_url(0)))
@@ -76,7 +83,7 @@ def test_search_and_count_survive_killing_the_first_node(
     health = opensearch_cluster.health()
     assert health["status"] == "green" and health["number_of_nodes"] == 3
     assert opensearch_cluster.alive(0) and opensearch_cluster.pid(0) != first_pid
-    assert backend.count(index) == 9003
+    assert backend.count(index) == N_DOCS
 
 
 def test_node_names_are_distinct_and_one_cluster_manager(
