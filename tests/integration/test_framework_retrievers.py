@@ -1,4 +1,4 @@
-"""The LangChain, LlamaIndex and Haystack retrievers against real nodes of both engines.
+"""The LangChain, LlamaIndex and Haystack retrievers against a real node.
 
 Issue 15's acceptance: each retriever returns the same top ids as ``sira-seek search --json``
 for the same query and expansions. The reference is the installed command line, run as a
@@ -6,6 +6,11 @@ subprocess as a user runs it (tests/e2e/cli_runner.py), on the session's wikimh 
 HotpotQA questions with the shared strong-LLM expansions; the frameworks are the real
 packages. The CLI looks expansions up by ``--id`` in the shared file, the retrievers by the
 question's text in a mapping built from that file: the same phrases reached two ways.
+
+The retrievers are thin adapters over the engine-neutral facade, compared with the CLI on the
+same node, so an engine difference would show on both sides alike: one engine
+(tests/engine_matrix.py; the engines are compared by the backend contract suite and the
+pinned figures).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 import pytest
 from docs_pages import section
+from engine_matrix import ENGINE
 
 from sira_seek.backend import SearchBackend
 from sira_seek.client import SiraSeek
@@ -81,13 +87,13 @@ def corpus(wikimh_dir: Path) -> dict[str, tuple[str, str]]:
 
 
 @pytest.fixture
-def index(wikimh_indexes: dict[str, str], engine: str) -> str:
-    return wikimh_indexes[engine]
+def index(wikimh_indexes: dict[str, str]) -> str:
+    return wikimh_indexes[ENGINE]
 
 
 @pytest.fixture
-def url(node_urls: dict[str, str], engine: str) -> str:
-    return node_urls[engine]
+def url(node_urls: dict[str, str]) -> str:
+    return node_urls[ENGINE]
 
 
 @pytest.fixture
@@ -129,8 +135,8 @@ def cli_hits(out: dict[str, Any]) -> list[CliHit]:
 
 
 @pytest.fixture
-def sk(backend: SearchBackend) -> Iterator[SiraSeek]:
-    yield SiraSeek(backend)  # the session's backend: closing it is the session's job
+def sk(backends: dict[str, SearchBackend]) -> Iterator[SiraSeek]:
+    yield SiraSeek(backends[ENGINE])  # the session's backend: closing it is the session's job
 
 
 def options(method: str, by_text: dict[str, list[str]]) -> dict[str, Any]:
@@ -423,9 +429,7 @@ def readme_examples() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("framework", sorted(README_GOLD))
-def test_the_readme_example_runs(
-    framework: str, url: str, index: str, shared_data: Path, backend: SearchBackend
-) -> None:
+def test_the_readme_example_runs(framework: str, url: str, index: str, shared_data: Path) -> None:
     """Each example, as printed in the docs, runs on the session's wikimh index (its name
     and the data folder substituted) and prints ranked hits that include a judged paragraph."""
     code = readme_examples()[framework]
