@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import click
 
 from sira_seek.client import SiraSeek
 
+from .access import api_keys_option, server_keys
 from .options import (
     backend_from_options,
     cluster_options,
@@ -32,6 +34,7 @@ logger = logging.getLogger(__name__)
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@api_keys_option
 @click.option("--tau", type=float, default=None, help="Grounding threshold (default 0.1).")
 @click.option("--weight", type=float, default=None, help="Expansion weight (default 0.5).")
 @json_option(
@@ -45,6 +48,8 @@ def mcp(
     transport: str,
     host: str,
     port: int,
+    api_keys_file: Path | None,
+    run_open: bool,
     tau: float | None,
     weight: float | None,
     as_json: bool,
@@ -56,6 +61,7 @@ def mcp(
     call. Over stdio nothing but the protocol is written to stdout; logs go to stderr.
     """
     require_extra("mcp", "mcp")
+    keys = server_keys(api_keys_file, host, run_open) if transport == "http" else ()
     from sira_seek.agent.mcp_server import HTTP_PATH, TOOL_NAMES, run_server
     from sira_seek.agent.tools import AgentTools
 
@@ -69,7 +75,11 @@ def mcp(
         elif url is not None:
             click.echo(f"MCP server for {index!r} on {url}", err=True)
         run_server(
-            tools, transport="http" if transport == "http" else "stdio", host=host, port=port
+            tools,
+            transport="http" if transport == "http" else "stdio",
+            host=host,
+            port=port,
+            api_keys=keys,
         )
     finally:
         client.close()

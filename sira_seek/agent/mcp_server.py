@@ -138,12 +138,22 @@ def run_server(
     transport: Transport = "stdio",
     host: str = "127.0.0.1",
     port: int = 8000,
+    api_keys: tuple[str, ...] = (),
 ) -> None:
     """Serve until stopped: over stdin/stdout (a client launches this process) or over
-    streamable HTTP at ``http://HOST:PORT/mcp``. Blocking."""
+    streamable HTTP at ``http://HOST:PORT/mcp``, where ``api_keys`` (when given) are required
+    as ``Authorization: Bearer KEY``, as by ``sira-seek serve``. Blocking."""
     server = build_server(tools)
     if transport == "stdio":
         server.run("stdio")
-    else:
-        logger.info("MCP server on http://%s:%d%s", host, port, HTTP_PATH)
+        return
+    logger.info("MCP server on http://%s:%d%s", host, port, HTTP_PATH)
+    if not api_keys:
         server.run("streamable-http", host=host, port=port, streamable_http_path=HTTP_PATH)
+        return
+    import uvicorn
+
+    from sira_seek.service.guards import ApiKeys
+
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    uvicorn.run(ApiKeys(app, api_keys), host=host, port=port, log_level="warning")

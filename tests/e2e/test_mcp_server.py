@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from agent_index_kit import EnrichedSlice, build_enriched_slice
 from cli_runner import sira_seek_exe
@@ -173,3 +174,47 @@ def test_a_missing_index_fails_before_serving(node_urls: dict[str, str], engine:
     )
     assert done.returncode == 1
     assert "does not exist" in done.stderr and done.stdout == ""
+
+
+def test_streamable_http_takes_the_same_api_keys_as_serve(
+    node_urls: dict[str, str], engine: str, enriched: EnrichedSlice, tmp_path: Path
+) -> None:
+    """``--api-keys-file`` guards the HTTP transport as it guards ``serve``: no key or a
+    wrong one is 401 (never echoed); the key opens an MCP session."""
+    key = "mcp-" + uuid.uuid4().hex
+    keys = tmp_path / "keys"
+    keys.write_text(key + "\n", encoding="utf-8")
+    port = _free_port()
+    args = ["mcp", "--index", enriched.index, "--url", node_urls[engine], "--transport", "http"]
+    args += ["--port", str(port), "--api-keys-file", str(keys)]
+    proc = subprocess.Popen(
+        [sira_seek_exe(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    try:
+        _wait_for_port(port, proc)
+        none = httpx.post(url, json=hello, headers=accept, timeout=30)
+        wrong = httpx.post(
+            url, json=hello, headers={**accept, "Authorization": "Bearer nope-nope-nope-nope"},
+            timeout=30,
+        )  # fmt: skip
+        right = httpx.post(
+            url, json=hello, headers={**accept, "Authorization": f"Bearer {key}"}, timeout=30
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert none.status_code == 401 and wrong.status_code == 401
+    assert key not in none.text + wrong.text
+    assert right.status_code == 200 and "serverInfo" in right.text
