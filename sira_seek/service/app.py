@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -347,7 +348,9 @@ def create_app(
             expander.close()
         cluster.close()
 
-    app = FastAPI(
+    # fastapi-offline serves Swagger UI and ReDoc from the package itself: /docs works on a
+    # machine without internet access (FastAPI's default loads them from a public CDN).
+    app = FastAPIOffline(
         title="sira-seek",
         version=__version__,
         description="SIRA retrieval (LLM-proposed, DF-grounded query expansion as one "

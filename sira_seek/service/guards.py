@@ -29,6 +29,9 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 OPEN_PATHS = frozenset({"/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"})
 """What answers without a key: the API's own description (it holds no data)."""
 
+OPEN_PREFIX = "/static-offline-docs/"
+"""The scripts and styles of those pages, served by the service itself (fastapi-offline)."""
+
 KEYS_ENV = "SIRA_SEEK_SERVE_API_KEYS"
 
 
@@ -126,7 +129,8 @@ class ApiKeys:
         self.keys = keys
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in OPEN_PATHS:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or path in OPEN_PATHS or path.startswith(OPEN_PREFIX):
             await self.app(scope, receive, send)
             return
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")

@@ -120,3 +120,14 @@ def test_metrics_count_requests_by_route_and_status_behind_the_key(client: TestC
     assert 'sira_seek_http_requests_total{method="POST",route="/search",status="401"} 1.0' in text
     assert 'sira_seek_http_requests_total{method="GET",route="other",status="404"} 1.0' in text
     assert "sira_seek_http_request_seconds_bucket" in text and "/no/such/path" not in text
+
+
+def test_the_docs_pages_load_their_assets_from_the_service_not_a_cdn(client: TestClient) -> None:
+    for page in ("/docs", "/redoc"):
+        html = client.get(page).text
+        assert "cdn." not in html and "googleapis" not in html and "unpkg" not in html
+    html = client.get("/docs").text
+    script = html.split('src="', 1)[1].split('"', 1)[0]
+    assert script.startswith("/static-offline-docs/")
+    asset = client.get(script)
+    assert asset.status_code == 200 and len(asset.content) > 100_000  # the bundle itself
