@@ -9,7 +9,7 @@ import click
 
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.reporting.browser import BrowserUnavailableError, screenshot
-from sira_seek.reporting.html_report import render_report
+from sira_seek.reporting.html_report import pick_baseline, render_report
 
 from .options import friendly_errors, json_option
 
@@ -49,7 +49,9 @@ def report(
     latency and LLM token distributions.
     """
     records = [RunRecord.load(p) for p in runs]
-    out.write_text(render_report(records, baseline=baseline, title=title), encoding="utf-8")
+    # The run compared against, named once: the HTML and --json say the same one.
+    base = pick_baseline(records, baseline).name
+    out.write_text(render_report(records, baseline=base, title=title), encoding="utf-8")
     console_errors: list[str] = []
     if png is not None:
         try:
@@ -61,7 +63,7 @@ def report(
             "out": str(out),
             "screenshot": None if png is None else str(png),
             "runs": [r.name for r in records],
-            "baseline": baseline,
+            "baseline": base,
             "console_errors": console_errors,
         }
         click.echo(json.dumps(payload, indent=2))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -63,3 +64,20 @@ def test_report_cli_and_bad_run_file(tmp_path: Path) -> None:
     bad.write_text('{"nope": 1}')
     res = CliRunner().invoke(cli, ["report", str(bad), "--out", str(out)])
     assert res.exit_code == 2 and "not a sira-seek run file" in res.output
+
+
+def test_report_json_names_the_baseline_the_html_compares_against(tmp_path: Path) -> None:
+    """Without --baseline the report picks the BM25 run; --json must name that run, not
+    print null while the HTML compares against bm25."""
+    paths = []
+    for run in reversed(_runs()):  # sira first: the pick is by method, not by order
+        path = tmp_path / f"{run.name}.json"
+        run.save(path)
+        paths.append(str(path))
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(cli, ["report", *paths, "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["baseline"] == "bm25"
+    named = CliRunner().invoke(cli, ["report", *paths, "--out", str(out), "--json",
+                                     "--baseline", "sira"])  # fmt: skip
+    assert json.loads(named.output)["baseline"] == "sira"
