@@ -37,14 +37,19 @@ $(CPU): $(STAMP) scripts/install_cpu_llm.sh
 # base install. The CPU model (llama-cpp-python: 6-9 minutes to compile once) installs in the
 # background meanwhile, niced so the node and the queries keep the CPU; `sira-seek demo` waits
 # for it (the log ends with "install_cpu_llm: exit N") only before its CPU-model parts.
+# A demo that fails or is interrupted stops the background install it started (its own
+# process group, so the compiler goes too); the next `make demo` starts it again.
 demo: $(BASE)
 	@rm -f $(CPULOG)
-	@if [ ! -f $(CPU) ]; then \
+	@bg=; if [ ! -f $(CPU) ]; then \
 	  echo "make demo: installing the CPU model in the background (log: $(CPULOG))" >&2; \
-	  ( nice -n 10 bash scripts/install_cpu_llm.sh $(PY) >$(CPULOG) 2>&1 && touch $(CPU); \
-	    echo "install_cpu_llm: exit $$?" >>$(CPULOG) ) & \
+	  setsid bash -c 'nice -n 10 bash scripts/install_cpu_llm.sh $(PY) >$(CPULOG) 2>&1 && touch $(CPU); \
+	    echo "install_cpu_llm: exit $$?" >>$(CPULOG)' & bg=$$!; \
 	fi; \
-	$(VENV)/bin/sira-seek demo --cpu-install-log $(CPULOG) $(DEMO_ARGS)
+	stop() { if [ -n "$$bg" ] && kill -0 "$$bg" 2>/dev/null; then \
+	  echo "make demo: stopping the background CPU-model install" >&2; kill -TERM "-$$bg"; fi; }; \
+	trap 'stop; exit 130' INT TERM; \
+	$(VENV)/bin/sira-seek demo --cpu-install-log $(CPULOG) $(DEMO_ARGS) || { status=$$?; stop; exit $$status; }
 
 # vLLM's own environment for the vLLM tests (scripts/install_vllm.sh: ~8 min and ~6 GB the first
 # time, cached under ~/.cache/sira-seek/vllm; then an import check of a few seconds). Run every
