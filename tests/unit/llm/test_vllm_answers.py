@@ -1,7 +1,8 @@
 """The HTTP client on answers vLLM 0.32.0 really gives (bodies recorded from the CPU build here):
 its ``/v1/models`` listing names the model and picks the structured-output dialect, and its
 400s for requests that do not fit ``--max-model-len`` become ``context_too_long``, not retried.
-The real server is exercised in tests/integration/vllm_serving and tests/faults/test_vllm_faults.py."""
+The real server is exercised in tests/integration/vllm_serving and
+tests/faults/test_vllm_faults.py."""
 
 import asyncio
 
