@@ -25,7 +25,7 @@ from .options import (
     json_option,
 )
 
-TASKS = ["factoid", "multihop", "claim"]
+TASKS = ["factoid", "multihop", "claim", "duplicate"]
 
 
 def sira_options(func: Any) -> Any:

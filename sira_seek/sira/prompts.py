@@ -39,6 +39,11 @@ _TASK_RULES: dict[str, str] = {
         "Claim to verify: list the claim's entities and predict each one's defining vocabulary "
         "(aliases, type words, related proper nouns)."
     ),
+    "duplicate": (
+        "Question whose duplicates are wanted (Quora, CQADupStack): give the words another "
+        "asker would use for the same need: synonyms, the product or error names, the "
+        "technical and the everyday phrasing; nothing that answers it."
+    ),
 }
 
 _CATEGORY_RULE = (
@@ -46,6 +51,20 @@ _CATEGORY_RULE = (
 )
 
 _EXAMPLES: dict[str, tuple[tuple[str, list[str]], ...]] = {
+    "duplicate": (
+        (
+            "How do I stop my laptop from overheating when gaming?",
+            # Another asker's words for the same need; no fix (no "cooling pad", "undervolt").
+            [
+                "notebook",
+                "gets too hot",
+                "thermal throttling",
+                "high temperature",
+                "games",
+                "fan noise",
+            ],
+        ),
+    ),
     "factoid": (
         (
             "what instrument did the composer of the brandenburg concertos play",

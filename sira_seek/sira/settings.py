@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-Task = Literal["factoid", "multihop", "claim"]
+Task = Literal["factoid", "multihop", "claim", "duplicate"]
 KeepRule = Literal["any_window", "phrase_occurs"]
 
 DEFAULT_TAU = 0.1

@@ -9,7 +9,7 @@ import pytest
 from sira_seek.sira.prompts import completion_prompt, enrichment_request, instructions
 
 
-@pytest.mark.parametrize("task", ["factoid", "multihop", "claim"])
+@pytest.mark.parametrize("task", ["factoid", "multihop", "claim", "duplicate"])
 def test_every_task_forbids_the_answer_and_asks_for_json(task: str) -> None:
     text = instructions(task)  # type: ignore[arg-type]
     assert "Do NOT guess the answer" in text
@@ -22,6 +22,8 @@ def test_tasks_differ_where_the_method_says_they_should() -> None:
     assert "both sides" in instructions("multihop")
     assert "claim's entities" in instructions("claim")
     assert "era words" in instructions("factoid")
+    assert "another asker would use for the same need" in instructions("duplicate")
+    assert "How do I stop my laptop" in completion_prompt("q", "duplicate")
 
 
 def test_completion_prompt_ends_where_the_json_starts() -> None:
@@ -49,6 +51,7 @@ _EXAMPLE_ANSWERS = {
     "Tokaji": {"danube"},
     "Eisenstein": {"yes", "no"},
     "Great Wall": {"yes", "no", "true", "false", "myth"},
+    "laptop": {"cooling", "pad", "undervolt", "undervolting", "clean", "dust", "repaste"},
 }
 
 
@@ -62,4 +65,4 @@ def test_no_worked_example_names_its_answer() -> None:
             words = {w.lower().strip(".,") for p in phrases for w in p.split()}
             assert not words & answers, f"{query!r}: {sorted(words & answers)}"
             checked += 1
-    assert checked == sum(len(e) for e in _EXAMPLES.values()) >= 4
+    assert checked == sum(len(e) for e in _EXAMPLES.values()) >= 5
