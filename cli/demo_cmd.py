@@ -472,7 +472,8 @@ def _seek_answers(demo_run: _DemoRun, llm_spec: str, limit: int) -> list[dict[st
         concurrency=2,
     )
     progress = demo_run.progress
-    with QuestionBar(desc="SEEK", total=None, enabled=progress) as bar:
+    # Sized to --seek-questions from the start; on_start resizes it if the file holds fewer.
+    with QuestionBar(desc="SEEK", total=limit, enabled=progress) as bar:
         done = evaluate_qa(
             demo_run.backend,
             request,
