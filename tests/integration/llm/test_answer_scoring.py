@@ -44,8 +44,9 @@ def _check(informed: list[float], closed: list[float]) -> None:
     assert answer_confidence(informed) > 0.3 > 0.05 > answer_confidence(closed)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def llama_in_process(gemma_gguf: Path):
+    """Loaded once for the two tests below (one model load instead of two)."""
     client = LlamaCppClient(model_path=gemma_gguf, n_ctx=2048)
     yield client
     asyncio.run(client.aclose())
