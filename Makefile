@@ -29,8 +29,8 @@ $(BASE): pyproject.toml scripts/bootstrap_system.sh
 	touch $(BASE)
 
 # The embedded CPU LLM (llama-cpp-python + Gemma 3 270M); compiled once, wheel cached.
-$(CPU): $(STAMP) scripts/install_cpu_llm.sh
-	bash scripts/install_cpu_llm.sh $(PY)
+$(CPU): $(STAMP) sira_seek/llm/installers/install_cpu_llm.sh sira_seek/llm/installers/requirements.py
+	bash sira_seek/llm/installers/install_cpu_llm.sh $(PY)
 	touch $(CPU)
 
 # The first results (BM25 vs SIRA with the strong-LLM expansions, the report) need only the
@@ -43,7 +43,7 @@ demo: $(BASE)
 	@rm -f $(CPULOG)
 	@bg=; if [ ! -f $(CPU) ]; then \
 	  echo "make demo: installing the CPU model in the background (log: $(CPULOG))" >&2; \
-	  setsid bash -c 'nice -n 10 bash scripts/install_cpu_llm.sh $(PY) >$(CPULOG) 2>&1 && touch $(CPU); \
+	  setsid bash -c 'nice -n 10 bash sira_seek/llm/installers/install_cpu_llm.sh $(PY) >$(CPULOG) 2>&1 && touch $(CPU); \
 	    echo "install_cpu_llm: exit $$?" >>$(CPULOG)' & bg=$$!; \
 	fi; \
 	stop() { if [ -n "$$bg" ] && kill -0 "$$bg" 2>/dev/null; then \
@@ -51,11 +51,12 @@ demo: $(BASE)
 	trap 'stop; exit 130' INT TERM; \
 	$(VENV)/bin/sira-seek demo --cpu-install-log $(CPULOG) $(DEMO_ARGS) || { status=$$?; stop; exit $$status; }
 
-# vLLM's own environment for the vLLM tests (scripts/install_vllm.sh: ~8 min and ~6 GB the first
-# time, cached under ~/.cache/sira-seek/vllm; then an import check of a few seconds). Run every
-# time rather than stamped in .venv: the cache lives outside .venv and may be cleared on its own.
+# vLLM's own environment for the vLLM tests (sira_seek/llm/installers/install_vllm.sh, what
+# `sira-seek llm install vllm` runs: ~8 min and ~6 GB the first time, cached under
+# ~/.cache/sira-seek/vllm; then an import check of a few seconds). Run every time rather than
+# stamped in .venv: the cache lives outside .venv and may be cleared on its own.
 vllm-env:
-	bash scripts/install_vllm.sh
+	bash sira_seek/llm/installers/install_vllm.sh
 
 test: $(CPU) vllm-env
 	bash scripts/bootstrap_system.sh --browser

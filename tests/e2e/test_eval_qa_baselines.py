@@ -49,7 +49,7 @@ def test_eval_qa_baseline_on_the_cpu_model(
     tmp_path: Path,
 ) -> None:
     if not llama_cpp_available():
-        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+        pytest.fail("llama-cpp-python is not installed: run sira-seek llm install cpu")
     predictions = tmp_path / "predictions.jsonl"
     done = run_cli(
         [

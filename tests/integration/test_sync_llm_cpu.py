@@ -41,7 +41,7 @@ def test_cpu_llm_enriches_a_slice_rerun_asks_nothing_and_edits_redo_exactly_thos
     backends: dict[str, SearchBackend], wikimh_dir: Path, tmp_path: Path
 ) -> None:
     if not llama_cpp_available():
-        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+        pytest.fail("llama-cpp-python is not installed: run sira-seek llm install cpu")
     backend = backends["opensearch"]
     index = f"test-sync-llm-{uuid.uuid4().hex[:8]}"
     lines = (wikimh_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]

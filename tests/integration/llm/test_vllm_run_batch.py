@@ -8,7 +8,7 @@ exports must be byte-identical (custom_ids are stable across engines), so ONE ru
 model loads in process: 1-3 minutes on 2 cores) answers both. The Elasticsearch copy has one
 document edited after the export: its answer must be skipped, not written.
 
-Needs vLLM's environment (scripts/install_vllm.sh, or SIRA_SEEK_VLLM_PYTHON) and the converted
+Needs vLLM's environment (`sira-seek llm install vllm`, or SIRA_SEEK_VLLM_PYTHON) and the converted
 model (made once by prepare_default_model); a missing one fails the test, never skips it.
 """
 

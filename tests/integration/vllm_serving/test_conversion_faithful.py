@@ -86,7 +86,7 @@ def vllm_greedy(
 @pytest.fixture(scope="module")
 def gguf_llama() -> Any:
     if not llama_cpp_available():
-        pytest.fail("llama-cpp-python is not installed: run scripts/install_cpu_llm.sh")
+        pytest.fail("llama-cpp-python is not installed: run sira-seek llm install cpu")
     try:
         gguf: Path = ensure_gemma_model(LLMSettings().model_dir)
     except BackendUnavailableError as exc:

