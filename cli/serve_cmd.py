@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
-import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -13,31 +11,23 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sira_seek.input_errors import InputError
-from sira_seek.service.guards import DEFAULT_MAX_BODY_BYTES, KEYS_ENV, read_api_keys
+from sira_seek.service.guards import DEFAULT_MAX_BODY_BYTES
 from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput
 
+from .access import api_keys_option, is_loopback, server_keys
 from .exit_codes import BadInput
 from .options import cluster_options, json_option, require_extra
 
 if TYPE_CHECKING:  # the serve extra (fastapi, uvicorn) is imported only when serving
     from sira_seek.client import SiraSeek
     from sira_seek.service.app import ServiceConfig
+    from sira_seek.service.logs import LogFormat
     from sira_seek.service.redaction import Redactor
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 """Host header values a loopback server answers by default (a DNS-rebinding page sends its
 own domain name, which is refused)."""
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @click.command("serve")
@@ -50,19 +40,7 @@ def _is_loopback(host: str) -> bool:
     help="An index (or alias) requests may name; repeat for several; the first is the "
     "default. Without it, any one index by name (never a wildcard or a list).",
 )
-@click.option(
-    "--api-keys-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help=f"Bearer API keys, one per line (also {KEYS_ENV}, comma-separated): every request "
-    "but the OpenAPI pages needs `Authorization: Bearer KEY`.",
-)
-@click.option(
-    "--open",
-    "run_open",
-    is_flag=True,
-    help="Serve a non-loopback --host without API keys (only behind your own authentication).",
-)
+@api_keys_option
 @click.option(
     "--max-body-bytes",
     type=click.IntRange(1024),
@@ -89,7 +67,15 @@ def _is_loopback(host: str) -> bool:
     "--access-log/--no-access-log",
     default=True,
     show_default=True,
-    help="One line per request on stderr (method, path, status; never a body).",
+    help="One line per request on stderr (method, path, status, request id; never a body).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one JSON object per log line (time, level, request_id; access lines with "
+    "client, method, path, status), for log pipelines.",
 )
 @json_option(
     "Print one JSON line (url, host, port, docs, index, llm) once the port is bound, then serve."
@@ -105,6 +91,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     llm_spec: str | None,
     access_log: bool,
+    log_format: LogFormat,
     as_json: bool,
     **cluster: Any,
 ) -> None:
@@ -119,12 +106,13 @@ def serve(
     import uvicorn
 
     from sira_seek.service.app import ServiceConfig, create_app
+    from sira_seek.service.logs import log_config
     from sira_seek.service.redaction import Redactor
 
     redact = Redactor.for_cluster(
         url=cluster["url"], password=cluster["password"], api_key=cluster["api_key"]
     )
-    keys = _api_keys(api_keys_file, host, run_open=run_open)
+    keys = server_keys(api_keys_file, host, run_open)
     _check_indexes(indexes)
     service = ServiceConfig(
         llm=llm_spec,
@@ -134,10 +122,14 @@ def serve(
         allowed_hosts=allowed_hosts or _default_hosts(host),
     )
     app = create_app(_connector(cluster), service, redact=Redactor([*redact.secrets, *keys]))
-    if not keys and not _is_loopback(host):
-        click.echo(f"warning: listening on {host} without API keys (--open)", err=True)
     config = uvicorn.Config(
-        app, host=host, port=port, access_log=access_log, log_level="info", lifespan="on"
+        app,
+        host=host,
+        port=port,
+        access_log=access_log,
+        log_level="info",
+        log_config=log_config(log_format),
+        lifespan="on",
     )
     server = uvicorn.Server(config)
     sock = _bind(host, port)
@@ -167,21 +159,6 @@ def _connector(cluster: dict[str, Any]) -> Callable[[], SiraSeek]:
     return connect
 
 
-def _api_keys(path: Path | None, host: str, *, run_open: bool) -> tuple[str, ...]:
-    """The API keys (--api-keys-file and the environment); none on a non-loopback --host is
-    refused unless --open says a proxy authenticates callers (exit 2)."""
-    try:
-        keys = read_api_keys(path, os.environ.get(KEYS_ENV))
-    except InputError as exc:
-        raise BadInput(str(exc)) from None
-    if not keys and not _is_loopback(host) and not run_open:
-        raise BadInput(
-            f"refusing to serve {host} without API keys: give --api-keys-file (or {KEYS_ENV}), "
-            "or --open when your own proxy authenticates callers"
-        )
-    return keys
-
-
 def _check_indexes(indexes: tuple[str, ...]) -> None:
     """Every --index is one concrete index or alias name, by the workflows' rule (exit 2)."""
     for name in indexes:
@@ -193,7 +170,7 @@ def _check_indexes(indexes: tuple[str, ...]) -> None:
 
 def _default_hosts(host: str) -> tuple[str, ...]:
     """Host headers served without --allowed-host: loopback names on a loopback --host."""
-    return LOOPBACK_HOSTS if _is_loopback(host) else ("*",)
+    return LOOPBACK_HOSTS if is_loopback(host) else ("*",)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -49,6 +49,7 @@ from sira_seek.workflows.validation import (
 )
 
 from .guards import DEFAULT_MAX_BODY_BYTES, ApiKeys, BodyLimit
+from .logs import RequestIdMiddleware
 from .metrics import MetricsMiddleware, ServiceMetrics
 from .redaction import Redactor
 
@@ -367,6 +368,7 @@ def create_app(
     metrics = ServiceMetrics()
     routes = frozenset({"/search", "/ask", "/health", "/metrics"})
     app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)
+    app.add_middleware(RequestIdMiddleware)  # outermost: every answer has its id
 
     @app.get(
         "/metrics",

@@ -342,3 +342,31 @@ def test_json_line_reports_the_bound_port_before_serving(tmp_path: Path) -> None
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_json_logs_go_to_stderr_with_the_request_id(tmp_path: Path) -> None:
+    """`--log-format json`: stdout holds only the `--json` line; every stderr line is a JSON
+    object, the access line of a request carries the id its caller sent."""
+    err = (tmp_path / "stderr.log").open("w")
+    cmd = [sira_seek_exe(), "serve", "--port", "0", "--json", "--log-format", "json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        assert proc.stdout is not None
+        line = json.loads(proc.stdout.readline())
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                res = httpx.get(line["url"] + "/openapi.json", headers={"X-Request-ID": "rq-7"})
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "serve did not answer on its port"
+                time.sleep(0.3)
+        assert res.headers["x-request-id"] == "rq-7"
+    finally:
+        proc.terminate()
+        rest, _ = proc.communicate(timeout=20)
+        err.close()
+    assert rest == ""  # nothing after the --json line on stdout
+    logged = [json.loads(x) for x in (tmp_path / "stderr.log").read_text().splitlines() if x]
+    access = [e for e in logged if e.get("path") == "/openapi.json"]
+    assert access and access[0]["request_id"] == "rq-7" and access[0]["status"] == 200

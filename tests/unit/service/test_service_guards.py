@@ -131,3 +131,31 @@ def test_the_docs_pages_load_their_assets_from_the_service_not_a_cdn(client: Tes
     assert script.startswith("/static-offline-docs/")
     asset = client.get(script)
     assert asset.status_code == 200 and len(asset.content) > 100_000  # the bundle itself
+
+
+def test_every_answer_carries_a_request_id_the_caller_may_choose(client: TestClient) -> None:
+    mine = client.get("/openapi.json", headers={"X-Request-ID": "trace-42.a_b"})
+    assert mine.headers["x-request-id"] == "trace-42.a_b"
+    refused = client.post("/search", json={"query": "x"})  # 401, still tagged
+    fresh = refused.headers["x-request-id"]
+    assert len(fresh) == 32 and fresh != "trace-42.a_b"
+    odd = client.get("/openapi.json", headers={"X-Request-ID": "no spaces\nor newlines"})
+    assert odd.headers["x-request-id"] != "no spaces\nor newlines"
+
+
+def test_json_log_lines_carry_the_access_fields_and_the_request_id() -> None:
+    import json
+    import logging
+
+    from sira_seek.service.logs import JsonFormatter
+
+    record = logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "POST", "/search", "1.1", 403), None,
+    )  # fmt: skip
+    record.request_id = "r-1"
+    line = json.loads(JsonFormatter().format(record))
+    assert line["request_id"] == "r-1" and line["status"] == 403
+    assert (line["method"], line["path"], line["client"]) == ("POST", "/search", "127.0.0.1:5000")
+    error = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "boom %s", ("x",), None)
+    assert json.loads(JsonFormatter().format(error))["message"] == "boom x"
