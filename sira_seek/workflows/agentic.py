@@ -22,7 +22,7 @@ from sira_seek.seek.questions import QuestionInput, read_questions
 from sira_seek.sira.settings import MAX_WEIGHT
 
 from . import validation
-from .errors import InvalidInput, NotFound, classify, validation_message
+from .errors import InvalidInput, NotFound, classified, validation_message
 from .sira_setup import BackendSource, backend_of
 
 if TYPE_CHECKING:
@@ -145,16 +145,11 @@ def evaluate_agentic(
     llm_settings = LLMSettings()
     spec = request.llm or llm_settings.backend
     started = time.perf_counter()
-    try:
+    with classified():
         runs = _run_agent(
             backend_of(source), request, questions, spec, llm_settings,
             on_start=on_start, on_progress=on_progress,
         )  # fmt: skip
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
     if request.trace is not None:
         request.trace.parent.mkdir(parents=True, exist_ok=True)
         request.trace.write_text(

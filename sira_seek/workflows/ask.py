@@ -24,7 +24,7 @@ from sira_seek.seek.retrieval import BM25Retriever, Retriever, SiraDocumentRetri
 from sira_seek.seek.settings import SeekMethod, SeekSettings, SeekVariant
 
 from . import validation
-from .errors import InvalidInput, NotFound, classify, validation_message
+from .errors import InvalidInput, NotFound, classified, validation_message
 from .sira_setup import BackendSource, RetrievalMethod, backend_of, choose_expander
 
 logger = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ async def ask(
     from sira_seek.seek.api import open_session
 
     settings = request.settings
-    try:
+    with classified():
         found = retriever or retriever_for(
             source,
             method=settings.method,
@@ -152,11 +152,6 @@ async def ask(
             llm=request.llm,
             expansions=request.expansions,
         )
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
     session = open_session(
         retriever=found, llm_spec=request.llm, settings=settings, use_cache=request.use_cache
     )

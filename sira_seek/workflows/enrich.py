@@ -23,7 +23,7 @@ from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
 
 from . import validation
-from .errors import InvalidInput, classify, validation_message
+from .errors import InvalidInput, classified, validation_message
 from .sira_setup import BackendSource, backend_of
 
 logger = logging.getLogger(__name__)
@@ -218,7 +218,7 @@ def enrich(
     from sira_seek.sync.runner import SyncRunner
 
     say = notice or logger.warning
-    try:
+    with classified():
         with prepare(request, generates=not request.dry_run, notice=notice) as run:
             backend = backend_of(source)
             store = RunStateStore(run.settings.state_dir, request.index, run.slice_spec)
@@ -245,11 +245,6 @@ def enrich(
         if request.expunge_deletes and not report.dry_run:
             say(f"merging away the deleted copies in {request.index} ...")
             report.expunge = expunge_deletes(backend, request.index)
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
     logger.info(
         "sira-sync %s: %d seen, %d enriched, %d failed",
         request.index,

@@ -23,6 +23,8 @@ workflows existed (``except ValueError``) keeps working.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 
@@ -137,3 +139,16 @@ def validation_message(exc: object) -> str:
         where = ".".join(str(p) for p in err.get("loc", ()))
         parts.append(f"{where}: {err.get('msg', 'invalid')}" if where else err.get("msg", ""))
     return "; ".join(parts) or "invalid request"
+
+
+@contextmanager
+def classified() -> Iterator[None]:
+    """Inside the block, a library failure leaves as its workflow kind (the original chained
+    as ``__cause__``); a bug leaves as it is, with its traceback."""
+    try:
+        yield
+    except Exception as exc:
+        known = classify(exc)
+        if known is None or known is exc:
+            raise
+        raise known from exc

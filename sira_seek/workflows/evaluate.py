@@ -38,7 +38,7 @@ from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import MAX_WEIGHT, SiraSettings, Task
 
 from . import validation
-from .errors import InvalidInput, NotFound, classify, validation_message
+from .errors import InvalidInput, NotFound, classified, validation_message
 from .recorded import recorded_run
 from .sira_setup import (
     BackendSource,
@@ -218,16 +218,12 @@ def evaluate_retrieval(
     if on_skipped is not None and report.bad:
         on_skipped([str(bad) for bad in report.bad])
     try:
-        inputs = (all_queries, judgements, answers)
-        return _evaluate(
-            backend_of(source), request, inputs, expander, settings, measures, report,
-            on_start, on_progress,
-        )  # fmt: skip
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
+        with classified():
+            inputs = (all_queries, judgements, answers)
+            return _evaluate(
+                backend_of(source), request, inputs, expander, settings, measures, report,
+                on_start, on_progress,
+            )  # fmt: skip
     finally:
         if expander is not None:
             expander.close()
@@ -412,15 +408,11 @@ def evaluate_enrichment(
     if on_skipped is not None:
         on_skipped([str(bad) for bad in report.bad])
     try:
-        rows = enrichment_rows(
-            backend_of(source), request.index, found, judgements,
-            expander=expander, settings=settings,
-        )  # fmt: skip
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
+        with classified():
+            rows = enrichment_rows(
+                backend_of(source), request.index, found, judgements,
+                expander=expander, settings=settings,
+            )  # fmt: skip
     finally:
         if expander is not None:
             expander.close()

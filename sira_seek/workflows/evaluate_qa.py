@@ -25,7 +25,7 @@ from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import SeekSettings
 
 from .ask import retriever_for
-from .errors import InvalidInput, classify, validation_message
+from .errors import InvalidInput, classified, validation_message
 from .sira_setup import BackendSource, RetrievalMethod
 
 logger = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ def evaluate_qa(
     capped = LLMSettings().in_flight_cap(request.concurrency)
     if capped is not None:
         logger.warning("%s", capped)
-    try:
+    with classified():
         retriever = retriever_for(
             source,
             method=request.settings.method,
@@ -122,11 +122,6 @@ def evaluate_qa(
         report, usage, gains = asyncio.run(
             _answer(request, retriever, questions, on_start=on_start, on_result=on_result)
         )
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
     return _outputs(request, report, usage, gains, qrels, skipped)
 
 

@@ -20,7 +20,7 @@ from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import MAX_WEIGHT, Task
 
 from . import validation
-from .errors import InvalidInput, NotFound, classify, validation_message
+from .errors import InvalidInput, NotFound, classified, validation_message
 from .sira_setup import BackendSource, RetrievalMethod, backend_of, choose_expander, sira_settings
 
 logger = logging.getLogger(__name__)
@@ -129,33 +129,29 @@ def search(
         expander = owned
     reranker = None
     try:
-        backend = backend_of(source)
-        if not backend.index_exists(request.index):
-            raise NotFound(
-                f"index {request.index!r} does not exist: ingest a corpus into it first",
-                field="index",
+        with classified():
+            backend = backend_of(source)
+            if not backend.index_exists(request.index):
+                raise NotFound(
+                    f"index {request.index!r} does not exist: ingest a corpus into it first",
+                    field="index",
+                )
+            if request.rerank:
+                reranker = _reranker(request.llm, request.rerank)
+            retriever = SiraRetriever(
+                backend,
+                request.index,
+                settings=settings,
+                expander=expander if request.method == "sira" else None,
+                source=list(request.source_fields),
+                reranker=reranker,
             )
-        if request.rerank:
-            reranker = _reranker(request.llm, request.rerank)
-        retriever = SiraRetriever(
-            backend,
-            request.index,
-            settings=settings,
-            expander=expander if request.method == "sira" else None,
-            source=list(request.source_fields),
-            reranker=reranker,
-        )
-        result = retriever.search(
-            request.query,
-            query_id=request.query_id,
-            phrases=request.phrases if request.method == "sira" else None,
-            phrase_source="precomputed",
-        )
-    except Exception as exc:
-        known = classify(exc)
-        if known is None or known is exc:
-            raise
-        raise known from exc
+            result = retriever.search(
+                request.query,
+                query_id=request.query_id,
+                phrases=request.phrases if request.method == "sira" else None,
+                phrase_source="precomputed",
+            )
     finally:
         if owned is not None:
             owned.close()
