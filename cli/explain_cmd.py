@@ -9,10 +9,10 @@ from typing import Any
 import click
 
 from sira_seek.sira.hit_explanation import explain_hit
-from sira_seek.workflows.search import SearchRequest, search
+from sira_seek.workflows.search import search
 
 from .options import LazyBackend, cluster_options, friendly_errors, json_option
-from .search_cmd import sira_options
+from .search_cmd import search_request, sira_options
 
 
 def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
@@ -48,18 +48,8 @@ def explain(
     **kw: Any,
 ) -> None:
     """Show how HIT_ID scored under the SIRA query for --query: clause by clause."""
-    if llm_spec and expansions:
-        raise click.UsageError("give either --llm or --expansions, not both")
-    request = SearchRequest.build(
-        query=text,
-        index=index,
-        method="sira" if (llm_spec or expansions) else "bm25",
-        expansions=expansions,
-        llm=llm_spec,
-        tau=tau,
-        weight=weight,
-        task=task,
-        query_id=query_id,
+    request = search_request(
+        text, index, llm_spec, expansions, tau=tau, weight=weight, task=task, query_id=query_id
     )
     connect = LazyBackend(kw)
     result = search(connect, request)

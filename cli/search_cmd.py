@@ -67,6 +67,30 @@ def sira_options(func: Any) -> Any:
     return func
 
 
+def search_request(
+    text: str,
+    index: str,
+    llm_spec: str | None,
+    expansions: Path | None,
+    *,
+    rerank: int = 0,
+    **knobs: Any,
+) -> SearchRequest:
+    """The search the shared SIRA flags ask for (``search`` and ``explain``): SIRA when
+    --llm or --expansions gives phrases, else BM25; both only with a rerank."""
+    if llm_spec and expansions and not rerank:
+        raise click.UsageError("give either --llm or --expansions, not both")
+    return SearchRequest.build(
+        query=text,
+        index=index,
+        method="sira" if (llm_spec or expansions) else "bm25",
+        expansions=expansions,
+        llm=llm_spec,
+        rerank=rerank,
+        **knobs,
+    )
+
+
 def _print_human(result: SiraResult) -> None:
     if not result.hits:
         click.echo("no hits")
@@ -140,21 +164,10 @@ def search(
     """Search INDEX for TEXT with SIRA (plain BM25 when no --llm or --expansions is given)."""
     if rerank and not llm_spec:
         raise click.UsageError("--rerank needs --llm SPEC (the model that reads the passages)")
-    if llm_spec and expansions and not rerank:
-        raise click.UsageError("give either --llm or --expansions, not both")
-    request = SearchRequest.build(
-        query=text,
-        index=index,
-        method="sira" if (llm_spec or expansions) else "bm25",
-        expansions=expansions,
-        llm=llm_spec,
-        k=size,
-        tau=tau,
-        weight=weight,
-        task=task,
-        query_id=query_id,
-        rerank=rerank,
-    )
+    request = search_request(
+        text, index, llm_spec, expansions, tau=tau, weight=weight, task=task,
+        query_id=query_id, k=size, rerank=rerank,
+    )  # fmt: skip
     skipped = ReadReport()
     backend = LazyBackend(kw)
     result = run_search(backend, request, report=skipped)
