@@ -1,5 +1,10 @@
 """`sira-seek node up --nodes 3` as a user runs it: one cluster, one URL, one entry in status,
-a sharded and replicated ingest spread over its members, and `node down` stopping them all."""
+a sharded and replicated ingest spread over its members, and `node down` stopping them all.
+
+The command is the same for both engines (it hands --engine to the cluster code), so it runs on
+OpenSearch; each engine's cluster forming (named members, one manager, green) is checked on the
+session clusters (tests/integration/test_cluster_client.py), which the shard-layout and
+node-loss tests of both engines run on."""
 
 from __future__ import annotations
 
@@ -125,19 +130,3 @@ def test_three_node_opensearch_cluster_lifecycle(
     assert all(_pid_gone(pid) for pid in pids)
     after = run_cli(["node", "status", "--json"], env=env)
     assert json.loads(after.stdout) == []
-
-
-def test_three_node_elasticsearch_cluster_forms(node_home: dict[str, str]) -> None:
-    """The integ-test-zip Elasticsearch archive forms a real 3-node cluster too."""
-    env = node_home
-    try:
-        up = _up("elasticsearch", env)
-        rows = _get(up["url"], "/_cat/nodes?format=json&h=name,master")
-        assert sorted(r["name"] for r in rows) == sorted(n["name"] for n in up["nodes"])
-        assert sum(r["master"] == "*" for r in rows) == 1
-        health = _get(up["url"], "/_cluster/health")
-        assert health["number_of_nodes"] == 3 and health["status"] == "green"
-    finally:
-        down = _down(env)
-    assert down[0]["stopped"] is True
-    assert all(_pid_gone(n["pid"]) for n in down[0]["nodes"])
