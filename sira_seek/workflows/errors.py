@@ -39,7 +39,10 @@ class WorkflowError(Exception):
         self.field = field
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.message}" if self.field else self.message
+        # "index 'x' does not exist" already names its field; "k: must be ..." needs it.
+        if not self.field or self.message.startswith(self.field):
+            return self.message
+        return f"{self.field}: {self.message}"
 
 
 class InvalidInput(WorkflowError, ValueError):
@@ -137,7 +140,12 @@ def validation_message(exc: object) -> str:
     parts = []
     for err in errors(include_input=False, include_url=False):
         where = ".".join(str(p) for p in err.get("loc", ()))
-        parts.append(f"{where}: {err.get('msg', 'invalid')}" if where else err.get("msg", ""))
+        msg = str(err.get("msg", "invalid"))
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, WorkflowError):
+            # A validator raised one of ours: its own words, not pydantic's "Value error, ...".
+            msg, where = cause.message, cause.field or where
+        parts.append(f"{where}: {msg}" if where else msg)
     return "; ".join(parts) or "invalid request"
 
 

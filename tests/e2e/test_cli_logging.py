@@ -50,13 +50,13 @@ def test_a_known_failure_is_one_line_by_default_and_a_traceback_under_debug(
     plain = run_cli(args, env=env)
     assert plain.returncode == 1
     assert plain.stderr.strip().splitlines() == [
-        f"Error: index '{missing_index}' does not exist: run `sira-seek ingest` first"
+        f"Error: index '{missing_index}' does not exist: ingest a corpus into it first"
     ]
 
     debug = run_cli(["--debug", *args], env=env)
     assert debug.returncode == 1
     assert "Traceback (most recent call last)" in debug.stderr
-    assert "SiraIndexError" in debug.stderr and "read_index_profile" in debug.stderr
+    assert "NotFound" in debug.stderr and "workflows/search.py" in debug.stderr
 
     by_env = run_cli(args, env={**env, "SIRA_SEEK_DEBUG": "1"})
     assert by_env.returncode == 1 and "Traceback (most recent call last)" in by_env.stderr

@@ -28,7 +28,7 @@ def test_empty_query(backend: SearchBackend, wikimh_indexes: dict[str, str], eng
     with pytest.raises(EmptyQueryError):
         SiraRetriever(backend, index).search("   ")
     code, _, err = _cli(backend, "search", "  ", "--index", index)
-    assert code == 2 and "the query is empty" in err
+    assert code == 2 and "query: is blank" in err
 
 
 def test_query_with_no_known_terms(
@@ -65,8 +65,14 @@ def test_very_long_query_is_cut_not_refused(
     text = " ".join(rng.choice(words) for _ in range(20_000))
     res = SiraRetriever(backend, wikimh_indexes[engine]).search(text)
     assert res.hits and any("cut from 20000" in n for n in res.notes)
-    code, out, _ = _cli(backend, "search", text, "--index", wikimh_indexes[engine], "--json")
+    # The command line cuts a long query too (under the 8,192-character bound every front end
+    # applies), and refuses a longer one with the bound, before any request.
+    shorter = " ".join(text.split()[:1200])
+    code, out, _ = _cli(backend, "search", shorter, "--index", wikimh_indexes[engine], "--json")
     assert code == 0 and json.loads(out)["hits"]
+    assert any("cut from 1200" in n for n in json.loads(out)["notes"])
+    code, _, err = _cli(backend, "search", text, "--index", wikimh_indexes[engine])
+    assert code == 2 and "at most 8,192 are accepted" in err
 
 
 def test_one_thousand_candidate_phrases_in_one_df_request(
