@@ -245,7 +245,7 @@ def test_langchain_sira_without_a_phrase_source_is_a_clear_error(sk: SiraSeek, i
     from sira_seek.integrations.langchain import SiraSeekRetriever
 
     retriever = SiraSeekRetriever(client=sk, index=index, method="sira")
-    with pytest.raises(ValueError, match="exactly one of expansions and llm"):
+    with pytest.raises(ValueError, match="needs candidate phrases"):
         retriever.invoke("anything")
 
 
