@@ -7,6 +7,7 @@ how to send a request with its own client and where the two APIs differ (point i
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 import time
 from abc import ABC, abstractmethod
@@ -47,6 +48,8 @@ ANALYZE_ATTEMPTS = 4
 ANALYZE_BACKOFF_S = 0.5
 # The engines' answer to an `_analyze` naming an analyzer, tokenizer or filter they lack:
 # HTTP 400 with this root cause ("failed to find global analyzer [english]").
+logger = logging.getLogger(__name__)
+
 _ABSENT = (400, "illegal_argument_exception")
 
 
@@ -107,8 +110,9 @@ def analyzer_available(
 
     A transient failure (no answer, a timeout, 429, a 5xx) is tried again, ``attempts`` tries
     in all with a doubling pause from ``backoff_s``, then raised; any other error (401 and 403
-    first of all) is raised at once. Guessing "absent" would build the index with the basic
-    analyzer and cache that guess for the backend's lifetime.
+    but 403) is raised at once. Guessing "absent" would build the index with the basic
+    analyzer and cache that guess for the backend's lifetime. A 403 (read-only credentials) is
+    taken as absent with a warning: such credentials cannot create an index to choose for.
     """
     for attempt in range(attempts):
         try:
@@ -116,6 +120,15 @@ def analyzer_available(
             return True
         except EngineRequestError as exc:
             if (exc.status, exc.error_type) == _ABSENT:
+                return False
+            if exc.status == 403:
+                # Read-only credentials may search but not run _analyze: they cannot create an
+                # index either, so no analyzer is chosen from this answer; say so, once.
+                logger.warning(
+                    "cannot probe analyzers (HTTP 403: %s); treated as absent. These "
+                    "credentials can search; create indexes with ones that may run _analyze",
+                    exc,
+                )
                 return False
             if not exc.transient or attempt == attempts - 1:
                 raise

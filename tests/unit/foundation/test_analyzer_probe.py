@@ -82,11 +82,10 @@ def test_a_transient_error_that_persists_is_raised_not_taken_as_absent() -> None
     assert len(pauses) == ANALYZE_ATTEMPTS - 1
 
 
-@pytest.mark.parametrize("status", [401, 403])
-def test_a_refused_request_is_raised_at_once(status: int) -> None:
+def test_bad_credentials_are_raised_at_once() -> None:
     denied = EngineRequestError(
-        f"HTTP {status}, permission denied: security_exception",
-        status=status,
+        "HTTP 401, authentication failed: security_exception",
+        status=401,
         error_type="security_exception",
     )
     analyze, calls = scripted(denied)
@@ -94,6 +93,23 @@ def test_a_refused_request_is_raised_at_once(status: int) -> None:
     with pytest.raises(EngineRequestError):
         analyzer_available(analyze, sleep=no_sleep(pauses))
     assert len(calls) == 1 and pauses == []
+
+
+def test_read_only_credentials_search_with_a_warning_not_an_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 403 on _analyze (read-only credentials, which cannot create an index to choose an
+    analyzer for) is answered once, as absent, and said in a warning; never retried."""
+    denied = EngineRequestError(
+        "HTTP 403, permission denied: action [cluster:admin/analyze] is unauthorized",
+        status=403,
+        error_type="security_exception",
+    )
+    analyze, calls = scripted(denied)
+    pauses: list[float] = []
+    assert analyzer_available(analyze, sleep=no_sleep(pauses)) is False
+    assert len(calls) == 1 and pauses == []
+    assert "cannot probe analyzers (HTTP 403" in caplog.text
 
 
 def test_another_400_is_raised_not_taken_as_absent() -> None:
