@@ -9,11 +9,11 @@ what needs a cluster or an LLM to produce the records lives beside its method or
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from source_imports import ROOT, imports, targets
+
 METRICS = ROOT / "sira_seek" / "metrics"
 FORBIDDEN = tuple(
     f"sira_seek.{name}"
@@ -34,42 +34,12 @@ FORBIDDEN = tuple(
 FORBIDDEN_TOP = ("cli", "esplugin")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def imports(path: Path, package: str | None = None) -> Iterator[tuple[int, str]]:
-    """(line, absolute name) for every module an import anywhere in the file can reach: the
-    module itself, and for ``from pkg import name`` also ``pkg.name`` (it may be a module)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    if package is None:
-        package = module_name(path)
-        if path.name != "__init__.py":
-            package = package.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                module = node.module or ""
-            yield node.lineno, module
-            for alias in node.names:
-                yield node.lineno, f"{module}.{alias.name}"
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            first = node.args[0]
-            literal = first.value if isinstance(first, ast.Constant) else None
-            if name in ("import_module", "__import__") and isinstance(literal, str):
-                yield node.lineno, literal
+def reached(path: Path, package: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line, absolute name) for every module an import in the file can reach: the module
+    itself, and for ``from pkg import name`` also ``pkg.name`` (it may be a module)."""
+    for line, module, names in imports(path, package):
+        for target in targets(module, names):
+            yield line, target
 
 
 def forbidden(module: str) -> bool:
@@ -85,7 +55,7 @@ def test_metrics_imports_no_algorithm_workflow_or_front_end() -> None:
         {
             f"{path.relative_to(ROOT)}:{line} imports {module}"
             for path in files
-            for line, module in imports(path)
+            for line, module in reached(path)
             if forbidden(module)
         }
     )
@@ -111,7 +81,7 @@ def test_the_check_sees_hidden_relative_and_dynamic_imports(tmp_path: Path) -> N
         "    importlib.import_module('sira_seek.sira.evaluation')\n"
         "    import sira_seek.service.app\n"
     )
-    found = sorted({m for _, m in imports(probe, "sira_seek.metrics") if forbidden(m)})
+    found = sorted({m for _, m in reached(probe, "sira_seek.metrics") if forbidden(m)})
     assert found == [
         "sira_seek.client",
         "sira_seek.client.SiraSeek",
