@@ -74,21 +74,34 @@ def expected_envvar(prefix: str, path: tuple[str, ...], option: click.Option) ->
     return "_".join([prefix, *(_env_part(p) for p in path), _env_part(flag)])
 
 
+def _subcommands(command: click.Command, *, load: bool) -> dict[str, click.Command]:
+    """A group's subcommands: every one (``load``: lazy ones are imported), or those loaded."""
+    if not isinstance(command, click.Group):
+        return {}
+    if not load:
+        return dict(command.commands)
+    ctx = click.Context(command)
+    found = {name: command.get_command(ctx, name) for name in command.list_commands(ctx)}
+    return {name: sub for name, sub in found.items() if sub is not None}
+
+
 def walk_options(
-    command: click.Command, path: tuple[str, ...] = ()
+    command: click.Command, path: tuple[str, ...] = (), *, load: bool = True
 ) -> Iterator[tuple[tuple[str, ...], click.Command, click.Option]]:
-    """Every user-facing option of ``command`` and its subcommands, with its command path."""
+    """Every user-facing option of ``command`` and its subcommands, with its command path
+    (``load=False``: only the subcommands already imported)."""
     for param in command.params:
         # --help and the group's --version are eager actions, not settings.
         if isinstance(param, click.Option) and param.expose_value:
             yield path, command, param
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
-            yield from walk_options(sub, (*path, name))
+    for name, sub in _subcommands(command, load=load).items():
+        yield from walk_options(sub, (*path, name), load=load)
 
 
-def assign_envvars(root: click.Command, prefix: str) -> None:
-    """Give every option its variable (and show it in ``--help``)."""
-    for path, _command, option in walk_options(root):
-        option.envvar = expected_envvar(prefix, path, option)
+def assign_envvars(root: click.Command, prefix: str, path: tuple[str, ...] = ()) -> None:
+    """Give every option of ``root`` (at ``path`` under the top command) its variable, and
+    show it in ``--help``. Subcommands not imported yet get theirs when they are
+    (`groups.LazyGroup`)."""
+    for option_path, _command, option in walk_options(root, path, load=False):
+        option.envvar = expected_envvar(prefix, option_path, option)
         option.show_envvar = True

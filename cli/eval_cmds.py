@@ -43,12 +43,7 @@ def _measures_option(ctx: click.Context, param: click.Parameter, value: str | No
     return value
 
 
-@click.group("eval")
-def eval_group() -> None:
-    """Evaluate retrieval or answers."""
-
-
-@eval_group.command("retrieval")
+@click.command("retrieval")
 @click.option("--index", required=True)
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
@@ -134,7 +129,7 @@ def _render_retrieval(result: RetrievalEvaluation, as_json: bool) -> None:
                 click.echo(f"{name:12s} {value}")
 
 
-@eval_group.command("enrichment")
+@click.command("enrichment")
 @click.option("--index", required=True)
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)

@@ -1,44 +1,68 @@
-"""`sira-seek`: the command line is a thin layer over the library."""
+"""`sira-seek`: the command line is a thin layer over the library.
+
+Each command lives in its own module and is imported only when it is run (`LazyGroup`), so
+``sira-seek search`` does not pay for the imports of ``serve``, ``report`` or ``eval agentic``.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from sira_seek import __version__
 
-from .agentic_cmd import eval_agentic
-from .ask_cmd import ask
-from .demo_cmd import demo
 from .envvars import ROOT_PREFIX, assign_envvars
-from .eval_cmds import eval_group
-from .eval_qa_cmd import eval_qa
-from .explain_cmd import explain
-from .ingest_cmd import ingest
-from .kibana_cmd import kibana
-from .llm_cmds import llm
-from .mcp_cmd import mcp
-from .node_cmds import node
-from .options import DebuggableGroup, logging_options
-from .qa_score import qa_score
-from .report_cmd import report
-from .search_cmd import search
-from .serve_cmd import serve
+from .groups import LazyGroup, logging_options
+
+COMMANDS = {
+    "node": ".node_cmds:node",
+    "ingest": ".ingest_cmd:ingest",
+    "search": ".search_cmd:search",
+    "explain": ".explain_cmd:explain",
+    "ask": ".ask_cmd:ask",
+    "report": ".report_cmd:report",
+    "kibana": ".kibana_cmd:kibana",
+    "demo": ".demo_cmd:demo",
+    "mcp": ".mcp_cmd:mcp",
+    "serve": ".serve_cmd:serve",
+    "llm": ".llm_cmds:llm",
+}
+"""``sira-seek <name>`` -> where its command is defined (relative to this package)."""
+
+EVAL_COMMANDS = {
+    "retrieval": ".eval_cmds:eval_retrieval",
+    "enrichment": ".eval_cmds:eval_enrichment",
+    "qa": ".eval_qa_cmd:eval_qa",
+    "qa-score": ".qa_score:qa_score",
+    "agentic": ".agentic_cmd:eval_agentic",
+}
+"""``sira-seek eval <name>`` -> where its command is defined."""
 
 
-@click.group(cls=DebuggableGroup)
+@click.group(cls=LazyGroup, lazy=COMMANDS, prefix=ROOT_PREFIX)
 @click.version_option(__version__, prog_name="sira-seek")
 @logging_options
 def cli() -> None:
     """SIRA retrieval and SEEK RAG on Elasticsearch / OpenSearch clusters."""
 
 
-for command in (node, ingest, search, explain, ask, eval_group, report, kibana, demo, mcp, serve):
-    cli.add_command(command)
-cli.add_command(llm)
-eval_group.add_command(qa_score, "qa-score")
-eval_group.add_command(eval_qa, "qa")
-eval_group.add_command(eval_agentic, "agentic")
+@cli.group("eval", cls=LazyGroup, lazy=EVAL_COMMANDS, prefix=ROOT_PREFIX, path=("eval",))
+def eval_group() -> None:
+    """Evaluate retrieval or answers."""
+
+
 assign_envvars(cli, ROOT_PREFIX)
+
+
+def __getattr__(name: str) -> Any:
+    """``sira_seek.cli.main.search`` and the like: a command by its Python name, loaded and
+    given its environment variables as when it runs (the docs' reference pages use this)."""
+    for group, table in ((cli, COMMANDS), (eval_group, EVAL_COMMANDS)):
+        for command_name, target in table.items():
+            if target.rpartition(":")[2] == name:
+                return group.get_command(click.Context(group), command_name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:

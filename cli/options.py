@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import functools
-import logging
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +32,7 @@ from sira_seek.workflows.errors import (
 )
 
 from .exit_codes import BadInput, EngineFailure, ExitCode
+from .groups import debug_requested
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -297,112 +296,6 @@ def prompt_style_option(func: F) -> F:
         show_default=True,
         help="chat for instruction models, fewshot for base models (auto: by --llm).",
     )(func)
-
-
-DEBUG_ENV = "SIRA_SEEK_DEBUG"
-_DEBUG_META = "sira_seek.debug"
-
-
-def debug_requested(ctx: click.Context | None = None) -> bool:
-    """``--debug`` on the command's group, or ``SIRA_SEEK_DEBUG`` set to a true value."""
-    ctx = ctx or click.get_current_context(silent=True)
-    if ctx is not None and ctx.meta.get(_DEBUG_META):
-        return True
-    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever ``sys.stderr`` is at emit time (click's test runner swaps it)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-
-    @property  # type: ignore[override]
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: Any) -> None:
-        pass
-
-
-_CLIENT_LOGGERS = ("elastic_transport", "opensearch")
-
-
-def configure_cli_logging(*, verbose: bool, debug: bool) -> None:
-    """The commands are the application, so they (never the library) set up logging.
-
-    Default: warnings only, as bare lines (what Python shows with no configuration).
-    ``--verbose``: sira-seek's INFO records; ``--debug``: its DEBUG records, plus the
-    clients' request lines (``elastic_transport``, ``opensearch``), with times and logger names.
-    """
-    if not (verbose or debug):
-        return
-    root = logging.getLogger()
-    for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
-        root.removeHandler(old)
-    handler = _StderrHandler()
-    fmt = (
-        "%(asctime)s %(levelname)s %(name)s: %(message)s" if debug else "%(levelname)s: %(message)s"
-    )
-    handler.setFormatter(logging.Formatter(fmt))
-    if not debug:
-        # The clients log an expected 404 (an index-exists probe) as a warning: only --debug
-        # shows their request lines.
-        handler.addFilter(
-            lambda record: (
-                record.levelno >= logging.ERROR or not record.name.startswith(_CLIENT_LOGGERS)
-            )
-        )
-    root.addHandler(handler)
-    if root.level == logging.NOTSET or root.level > logging.WARNING:
-        root.setLevel(logging.WARNING)
-    logging.getLogger("sira_seek").setLevel(logging.DEBUG if debug else logging.INFO)
-    if debug:
-        for client in _CLIENT_LOGGERS:
-            logging.getLogger(client).setLevel(logging.INFO)
-
-
-def logging_options(func: F) -> F:
-    """--verbose / --debug for a command group (``sira-seek``, ``sira-sync``)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, verbose: bool, debug: bool, **kwargs: Any) -> Any:
-        debug = debug or debug_requested()
-        if debug:
-            click.get_current_context().meta[_DEBUG_META] = True
-        configure_cli_logging(verbose=verbose, debug=debug)
-        return func(*args, **kwargs)
-
-    with_flags = click.option(
-        "--debug",
-        is_flag=True,
-        help=f"DEBUG logs, and errors with their traceback (also {DEBUG_ENV}=1).",
-    )(wrapper)
-    with_flags = click.option(
-        "--verbose", "-v", is_flag=True, help="Progress logs (INFO) on stderr."
-    )(with_flags)
-    return with_flags  # type: ignore[return-value]
-
-
-class DebuggableGroup(click.Group):
-    """A command group whose one-line errors show where they came from under ``--debug``.
-
-    Commands turn known failures into ``click.ClickException(...) from None``; under
-    ``--debug`` the exception they were made from is raised instead, with its traceback.
-    Errors made from nothing (usage errors) stay one line.
-    """
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except click.ClickException as exc:
-            cause = exc.__cause__ or exc.__context__
-            if cause is None or isinstance(cause, click.ClickException):
-                raise
-            if not debug_requested(ctx):
-                raise
-            raise cause from None
 
 
 def default_data_dir() -> Path:

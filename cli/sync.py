@@ -34,15 +34,14 @@ from sira_seek.workflows.enrich import estimate as estimate_enrichment
 
 from .envvars import SYNC_PREFIX, assign_envvars
 from .exit_codes import ExitCode
+from .groups import DebuggableGroup, logging_options
 from .options import (
     CLUSTER_KEYS,
-    DebuggableGroup,
     LazyBackend,
     backend_from_options,
     cluster_options,
     friendly_errors,
     json_option,
-    logging_options,
     no_progress_option,
     prompt_style_option,
     show_progress,
