@@ -26,6 +26,7 @@ from seek_throughput import cpu_settings
 
 from sira_seek.corpus import read_qrels
 from sira_seek.llm.scoring import find_scorer
+from sira_seek.metrics.information_gain import DigParameters
 from sira_seek.metrics.qa import score_predictions
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
 from sira_seek.seek.api import open_session
@@ -120,6 +121,7 @@ def main() -> None:
             value = runs[name].get(key)
             cells.append(f"{'-':>13s}" if value is None else f"{float(value):>13.4f}")  # type: ignore[arg-type]
         print(f"{label:32s}" + "".join(cells))
+    print(f"DIG by Eq. 13-15 with {DigParameters().describe()}")
     unavailable = {n: r["dig_unavailable"] for n, r in runs.items() if r.get("dig_unavailable")}
     for name, why in unavailable.items():
         print(f"{name}: DIG unavailable: {why}")

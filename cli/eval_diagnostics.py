@@ -18,6 +18,7 @@ def format_diagnostics(found: SeekDiagnostics) -> str:
         return "n/a" if value is None else f"{value:.4f}"
 
     gists = ", ".join(f"{k}: {v}" for k, v in found.gist_counts.items()) or "n/a"
+    dig_with = "n/a" if found.dig_parameters is None else found.dig_parameters.describe()
     return "\n".join(
         [
             f"sub-query diversity        {show(found.subquery_diversity)} "
@@ -25,6 +26,7 @@ def format_diagnostics(found: SeekDiagnostics) -> str:
             f"new-document share         {show(found.new_document_share)}",
             f"DIG                        {show(found.dig)} ({found.dig_questions} questions"
             + (f"; unavailable: {found.dig_unavailable})" if found.dig_unavailable else ")"),
+            f"DIG parameters (Eq. 14-15) {dig_with}",
             f"best sub-query Recall@5    {show(found.best_subquery_recall_at_5)} "
             f"({found.recall_questions} judged questions)",
             f"sub-queries per question   {show(found.subqueries_per_question)}",

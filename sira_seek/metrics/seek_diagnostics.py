@@ -11,11 +11,12 @@ question. These are those analyses, so a run here can be compared with its claim
   model ships with sira-seek. The project notes (``../shared/design/llm.md``) suggest
   all-MiniLM-L6-v2 embeddings for this: pass a cosine similarity over them to get that
   reading. Neither the notes nor the reference code give the paper's exact formula.
-* **DIG** (Document Information Gain) -- how much the knowledge a method answered from raised
-  the model's confidence in the gold answer, p(y | x, K) - p(y | x), as InfoGain-RAG defines
-  the measure; defined in `sira_seek.metrics.information_gain` and scored for a SEEK run by
+* **DIG** (Document Information Gain) -- how much the knowledge O a method answered from
+  raised the model's confidence in the gold answer, p(y | q, O) - p(y | q), each confidence
+  by the SEEK paper's Eq. 14-15 (window smoothing, first-k weighting); defined in
+  `sira_seek.metrics.information_gain` and scored for a SEEK run by
   `sira_seek.seek.information_gain` (it needs the LLM's token log-probabilities, so the
-  caller passes the gains in) -- see there for what is our reading.
+  caller passes the gains in). The report echoes W, k, alpha and omega (`dig_parameters`).
 * **new-document share** -- the redundancy analysis the SEEK paper argues with ("reduces
   redundant retrieval"): the share of retrieved documents that were new when retrieved
   (`new_document_share`). Before DIG was computed this stood in for it under its name.
@@ -42,7 +43,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .information_gain import AnswerGain, InformationGains
+from .information_gain import AnswerGain, DigParameters, InformationGains
 from .qa import normalize_answer
 
 RECALL_DEPTH = 5
@@ -174,6 +175,10 @@ class SeekDiagnostics(BaseModel):
     dig_unavailable: str | None = Field(
         default=None, description="why DIG is None for the whole run (the LLM cannot score text)"
     )
+    dig_parameters: DigParameters | None = Field(
+        default=None,
+        description="W, k, alpha, omega of Eq. 14-15 DIG was computed with (None: not computed)",
+    )
     best_subquery_recall_at_5: float | None
     recall_questions: int
     subqueries_per_question: float | None
@@ -263,6 +268,7 @@ def seek_diagnostics(
             if gains is None
             else gains.unavailable
         ),
+        dig_parameters=None if gains is None else gains.parameters,
         best_subquery_recall_at_5=_round(_mean(r.best_subquery_recall_at_5 for r in rows)),
         recall_questions=sum(1 for r in rows if r.best_subquery_recall_at_5 is not None),
         subqueries_per_question=_round(_mean(r.sub_queries for r in rows)),

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from html import escape
 
 from sira_seek.input_errors import InputError
+from sira_seek.metrics.information_gain import DigParameters
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
 
@@ -136,6 +137,7 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("new_document_share", "share of retrieved documents new when retrieved"),
     ("dig", "DIG (gold-answer confidence with the knowledge minus without)"),
     ("dig_questions", "questions with DIG scored"),
+    ("dig_parameters", "DIG parameters (Eq. 14-15: window W, first k tokens, alpha, omega)"),
     ("best_subquery_recall_at_5", "best sub-query Recall@5"),
     ("recall_questions", "questions with judgements"),
     ("subqueries_per_question", "sub-queries per question"),
@@ -156,7 +158,12 @@ def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
         cells = []
         for name in names:
             value = getattr(diagnostics[name], key)
-            text = _fmt(value) if isinstance(value, float) else ("–" if value is None else value)
+            if isinstance(value, DigParameters):
+                text = escape(value.describe())
+            elif isinstance(value, float):
+                text = _fmt(value)
+            else:
+                text = "–" if value is None else value
             cells.append(f'<td data-key="{key}">{text}</td>')
         rows.append(f"<tr><td>{escape(label)}</td>{''.join(cells)}</tr>")
     gist_rows = "".join(
@@ -169,11 +176,13 @@ def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
         f"<table><tr><th>analysis</th>{head}</tr>{''.join(rows)}</table>"
         f"<h3>Gists per question</h3><table><tr><th>run</th><th>questions by gist count</th>"
         f"</tr>{gist_rows}</table>"
-        '<p class="note">Failed questions are left out. DIG is InfoGain-RAG\'s Document '
-        "Information Gain over the knowledge each method answered from, p(gold | question, "
-        "knowledge) - p(gold | question), scored with the run's own LLM and the few-shot answer "
-        "prompt; the SEEK paper's exact formula was not available. Diversity uses token "
-        "Jaccard, not embeddings.</p>"
+        '<p class="note">Failed questions are left out. DIG is the SEEK paper\'s Document '
+        "Information Gain (Appendix A.6, Eq. 13-15) over the knowledge each method answered "
+        "from, p(gold | question, knowledge) - p(gold | question), each confidence the product "
+        "of window-smoothed token probabilities (window W, divided by W) raised to omega_i * "
+        "alpha for the first k tokens and to 1 - alpha for the rest; scored with the run's own "
+        "LLM, one few-shot answer prompt with and without the knowledge, and the first gold "
+        "answer. Diversity uses token Jaccard, not embeddings.</p>"
         + "".join(
             f'<p class="note">{escape(name)}: DIG unavailable: {escape(d.dig_unavailable)}</p>'
             for name, d in diagnostics.items()

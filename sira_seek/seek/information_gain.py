@@ -1,11 +1,16 @@
 """DIG of a SEEK run: its answer prompts scored by the LLM, with and without the knowledge.
 
-The measure and its arithmetic (`answer_confidence`, `AnswerGain`, `InformationGains`) are
-`sira_seek.metrics.information_gain`, where what is our reading of it is stated. This module
-builds the two prompts of each answered question with the few-shot answer prompt of this
-project, whatever prompt style the run used (a chat template cannot be scored as plain text
-portably, and the same prompt for every run keeps runs comparable), and asks the LLM for the
-log-probabilities of each gold answer after them (`sira_seek.llm.scoring`).
+The measure and its arithmetic (Eq. 13-15 of the SEEK paper: `dig_confidence`,
+`DigParameters`, `AnswerGain`, `InformationGains`) are `sira_seek.metrics.information_gain`.
+This module builds the two prompts of each answered question and asks the LLM for the
+log-probabilities of the gold answer after each (`sira_seek.llm.scoring`):
+
+* **One prompt, differing only by the knowledge O.** Both sides use the few-shot answer
+  template of this project (`FewShotSeekPrompts.information_gain_prompts`): the same
+  demonstrations and question, with the knowledge block present or left out. It is used
+  whatever prompt style the run used: a chat template cannot be scored as plain text
+  portably, and the same prompt for every run keeps runs comparable.
+* **One gold answer on both sides** (`scored_gold`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,12 @@ from collections.abc import Sequence
 
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.llm.scoring import ScoringUnsupportedError, TextScorer, continuation_logprobs
-from sira_seek.metrics.information_gain import AnswerGain, InformationGains, answer_confidence
+from sira_seek.metrics.information_gain import (
+    AnswerGain,
+    DigParameters,
+    InformationGains,
+    dig_confidence,
+)
 
 from .prompts_fewshot import FewShotSeekPrompts
 from .results import SeekResult
@@ -25,28 +35,38 @@ from .settings import SeekSettings
 logger = logging.getLogger(__name__)
 
 
-async def _best_confidence(scorer: TextScorer, prompt: str, golds: Sequence[str]) -> float:
-    return max(
-        [answer_confidence(await continuation_logprobs(scorer, prompt, gold)) for gold in golds]
-    )
+def scored_gold(golden_answers: Sequence[str]) -> str | None:
+    """The gold answer DIG scores, on both sides: the first non-blank one (stripped).
+
+    One answer, chosen without looking at any score. Taking each side's best (as Cover-EM does
+    for a prediction) would compare two different answers; taking the alias the knowledge
+    makes likeliest would pick on one side's scores and so bias DIG upwards. The first is the
+    answer the dataset lists first (most multi-hop sets, HotpotQA among them, list only one),
+    and it costs one scoring a side.
+    """
+    return next((g.strip() for g in golden_answers if g.strip()), None)
 
 
 async def answer_gain(
-    scorer: TextScorer, result: SeekResult, prompts: FewShotSeekPrompts
+    scorer: TextScorer,
+    result: SeekResult,
+    prompts: FewShotSeekPrompts,
+    parameters: DigParameters | None = None,
 ) -> AnswerGain | None:
     """DIG of one answered question; None without gold answers or without knowledge (a
     closed-book answer had nothing to gain from)."""
-    golds = [g.strip() for g in result.golden_answers if g.strip()]
-    if not golds or result.answer_context is None or result.answer_context_kind is None:
+    gold = scored_gold(result.golden_answers)
+    if gold is None or result.answer_context is None or result.answer_context_kind is None:
         return None
-    kind = result.answer_context_kind
-    informed = prompts.answer(result.question, result.answer_context, kind).prompt
-    closed = prompts.answer(result.question, None, kind).prompt
-    assert informed is not None and closed is not None  # few-shot requests are plain prompts
+    informed, closed = prompts.information_gain_prompts(
+        result.question, result.answer_context, result.answer_context_kind
+    )
+    p = parameters or DigParameters()
     return AnswerGain(
         id=result.id,
-        with_knowledge=await _best_confidence(scorer, informed, golds),
-        without_knowledge=await _best_confidence(scorer, closed, golds),
+        gold=gold,
+        with_knowledge=dig_confidence(await continuation_logprobs(scorer, informed, gold), p),
+        without_knowledge=dig_confidence(await continuation_logprobs(scorer, closed, gold), p),
     )
 
 
@@ -57,6 +77,7 @@ async def information_gains(
     *,
     concurrency: int = 4,
     backend: str = "this LLM backend",
+    parameters: DigParameters | None = None,
 ) -> InformationGains:
     """DIG for every answered question of a run (failed ones are left out).
 
@@ -66,10 +87,12 @@ async def information_gains(
     never lose.
     """
     answered = [r for r in results if r.ok]
+    p = parameters or DigParameters()
     if scorer is None:
         return InformationGains(
             by_id={r.id: None for r in answered},
             unavailable=f"{backend} gives no token log-probabilities of a given text",
+            parameters=p,
         )
     prompts = FewShotSeekPrompts(settings or SeekSettings())
     gate = asyncio.Semaphore(concurrency)
@@ -78,7 +101,7 @@ async def information_gains(
     async def one(result: SeekResult) -> AnswerGain | None:
         async with gate:
             try:
-                return await answer_gain(scorer, result, prompts)
+                return await answer_gain(scorer, result, prompts, p)
             except ScoringUnsupportedError:
                 raise
             except Exception as exc:  # an analysis never costs a finished run its answers
@@ -90,7 +113,9 @@ async def information_gains(
     try:
         gains = await asyncio.gather(*(one(r) for r in answered))
     except ScoringUnsupportedError as exc:
-        return InformationGains(by_id={r.id: None for r in answered}, unavailable=str(exc))
+        return InformationGains(
+            by_id={r.id: None for r in answered}, unavailable=str(exc), parameters=p
+        )
     by_id = {r.id: g for r, g in zip(answered, gains, strict=True)}
     if failures and all(g is None for g in gains):
         # Every attempt failed (the server went away, say): the figure is missing, say why.
@@ -98,5 +123,6 @@ async def information_gains(
             by_id=by_id,
             unavailable=f"scoring failed for all {len(failures)} questions tried; first: "
             f"{failures[0]}",
+            parameters=p,
         )
-    return InformationGains(by_id=by_id)
+    return InformationGains(by_id=by_id, parameters=p)

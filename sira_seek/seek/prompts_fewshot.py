@@ -96,6 +96,19 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _knowledge_answer_parts(context: str, kind: ContextKind) -> tuple[str, str]:
+    """The demonstrations and the knowledge block of an answer prompt with knowledge (the
+    label, ``Notes`` or ``Documents``, is the same in both)."""
+    label = "Documents" if kind == "documents" else "Notes"
+    return _ANSWER_SHOTS.replace("Notes:", f"{label}:"), f"{label}:\n{context}\n"
+
+
+def _answer_prompt(shots: str, question: str, knowledge: str) -> str:
+    """The one answer template: demonstrations, the question, its knowledge block (empty for
+    none), and the open answer tag."""
+    return f"{shots}Question: {_flat(question)}\n{knowledge}Answer: <answer>"
+
+
 class FewShotSeekPrompts(SamplingMixin):
     style = "fewshot"
 
@@ -225,11 +238,25 @@ class FewShotSeekPrompts(SamplingMixin):
 
     def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest:
         if context is None:
-            prompt = f"{_CLOSED_BOOK_SHOTS}Question: {_flat(question)}\nAnswer: <answer>"
+            prompt = _answer_prompt(_CLOSED_BOOK_SHOTS, question, "")
         else:
-            label = "Documents" if kind == "documents" else "Notes"
-            shots = _ANSWER_SHOTS.replace("Notes:", f"{label}:")
-            prompt = f"{shots}Question: {_flat(question)}\n{label}:\n{context}\nAnswer: <answer>"
+            shots, knowledge = _knowledge_answer_parts(context, kind)
+            prompt = _answer_prompt(shots, question, knowledge)
         return self._request(
             prompt, max_tokens=self.settings.answer_max_tokens, stop=("</answer>", "\n")
         )
+
+    def information_gain_prompts(
+        self, question: str, context: str, kind: ContextKind
+    ) -> tuple[str, str]:
+        """The two prompts DIG compares, (with the knowledge, without it), differing ONLY by
+        the knowledge block (``Notes:``/``Documents:`` and the knowledge under it).
+
+        The first is the answer prompt the method's knowledge gets (`answer`); the second is
+        the same text with that block left out: the same demonstrations (which show their
+        notes), the same question, the same ``Answer: <answer>``. The closed-book prompt of
+        `answer` is not used: its demonstrations differ too, and their difference would count
+        as the knowledge's.
+        """
+        shots, knowledge = _knowledge_answer_parts(context, kind)
+        return _answer_prompt(shots, question, knowledge), _answer_prompt(shots, question, "")

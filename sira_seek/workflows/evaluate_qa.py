@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from sira_seek.corpus import ReadReport, read_qrels
-from sira_seek.metrics.information_gain import InformationGains
+from sira_seek.metrics.information_gain import DigParameters, InformationGains
 from sira_seek.metrics.qa import AnswerExtraction, QAScores, score_predictions
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
 from sira_seek.seek.batch import BatchReport
@@ -50,6 +50,7 @@ class QAEvaluationRequest(BaseModel):
     predictions: Path | None = None
     extraction: AnswerExtraction = "tagged"
     diagnostics: bool = False
+    dig: DigParameters = Field(default_factory=DigParameters)
     qrels: Path | None = None
     report_html: Path | None = None
 
@@ -176,6 +177,7 @@ async def _answer(
                 request.settings,
                 concurrency=request.concurrency,
                 backend=session.llm.backend,
+                parameters=request.dig,
             )
     finally:
         await session.aclose()

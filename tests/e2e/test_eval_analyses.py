@@ -193,6 +193,8 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     assert diag["new_document_share"] == pytest.approx(round(sum(digs) / 3, 4), abs=1e-4)
     # DIG, scored by the same in-process model: every question has gold answers and a sketch.
     assert diag["dig_unavailable"] is None and diag["dig_questions"] == 3
+    # Eq. 14-15's parameters are echoed beside it (the defaults: no option sets them).
+    assert diag["dig_parameters"] == {"W": 3, "k": 3, "alpha": 0.6, "omega": [0.8, 0.8, 0.8]}
     rows = diag["per_question"]
     for row in rows:
         with_k = row["answer_confidence_with_knowledge"]
@@ -213,6 +215,7 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     page = html.read_text(encoding="utf-8")
     assert "<h2>SEEK analyses</h2>" in page
     assert f'<td data-key="dig">{diag["dig"]:.4f}</td>' in page
+    assert '<td data-key="dig_parameters">W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8)</td>' in page
     share = diag["new_document_share"]
     assert f'<td data-key="new_document_share">{share:.4f}</td>' in page
 

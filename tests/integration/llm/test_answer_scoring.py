@@ -18,7 +18,7 @@ from sira_seek.llm.llamacpp_inprocess import LlamaCppClient
 from sira_seek.llm.llamacpp_server import LlamaCppServerProcess
 from sira_seek.llm.openai_http import OpenAICompatibleClient
 from sira_seek.llm.scoring import TextScorer, continuation_logprobs
-from sira_seek.metrics.information_gain import answer_confidence
+from sira_seek.metrics.information_gain import smoothed_geometric_confidence
 from sira_seek.seek.information_gain import information_gains
 from sira_seek.seek.results import SeekResult
 
@@ -41,7 +41,9 @@ def _check(informed: list[float], closed: list[float]) -> None:
     assert len(informed) == len(closed) >= 2  # "Quilmont" is several sub-word tokens
     assert all(v <= 0.0 for v in informed + closed)
     # Seen in the prompt, the made-up name is copied with high confidence; unseen, it is not.
-    assert answer_confidence(informed) > 0.3 > 0.05 > answer_confidence(closed)
+    # (The length-normalised confidence, not DIG's Eq. 15: these bounds were set on it.)
+    seen, unseen = smoothed_geometric_confidence(informed), smoothed_geometric_confidence(closed)
+    assert seen > 0.3 > 0.05 > unseen
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from sira_seek.cli.eval_diagnostics import format_diagnostics
+from sira_seek.metrics.information_gain import AnswerGain, DigParameters, InformationGains
 from sira_seek.metrics.run_record import RunRecord
-from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
+from sira_seek.metrics.seek_diagnostics import QuestionTrace, SeekDiagnostics, seek_diagnostics
 from sira_seek.reporting.html_report import render_report, render_seek_report
 from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
 from sira_seek.seek.sketch import SteeringSketch
@@ -48,3 +50,20 @@ def test_retrieval_report_gains_the_section_only_when_given() -> None:
     assert with_seek.count("<h2>SEEK analyses</h2>") == 1
     with pytest.raises(ValueError):
         render_seek_report({})
+
+
+def test_dig_parameters_are_named_in_the_html_and_text_reports() -> None:
+    parameters = DigParameters(W=5, k=2, alpha=0.5, omega=(1.0, 0.5))
+    gain = AnswerGain(id="q1", gold="g", with_knowledge=0.5, without_knowledge=0.25)
+    gains = InformationGains(by_id={"q1": gain}, parameters=parameters)
+    diag = seek_diagnostics([QuestionTrace(id="q1")], gains=gains)
+    page = render_seek_report({"seek": diag})
+    assert '<td data-key="dig">0.2500</td>' in page
+    assert '<td data-key="dig_parameters">W=5, k=2, alpha=0.5, omega=(1, 0.5)</td>' in page
+    assert "Eq. 13-15" in page
+    text = format_diagnostics(diag)
+    assert "DIG                        0.2500 (1 questions)" in text
+    assert "DIG parameters (Eq. 14-15) W=5, k=2, alpha=0.5, omega=(1, 0.5)" in text
+    # Without DIG computed, no parameters are claimed.
+    assert '<td data-key="dig_parameters">–</td>' in render_seek_report({"s": _diagnostics()})
+    assert "DIG parameters (Eq. 14-15) n/a" in format_diagnostics(_diagnostics())

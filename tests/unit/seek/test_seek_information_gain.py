@@ -1,6 +1,9 @@
 """DIG of a SEEK run (`sira_seek.seek.information_gain`): the continuation's tokens, the two
-prompts of each question, and the run-level bookkeeping (what is left out and why). The
-confidence formula itself is tested in ``tests/unit/metrics/test_information_gain.py``.
+prompts of each question (differing only by the knowledge), the one gold answer scored on both
+sides, and the run-level bookkeeping (what is left out and why). The confidence formula itself
+(Eq. 14-15) is tested in ``tests/unit/metrics/test_information_gain.py``; here the expected
+confidences are written out with the default parameters (W = 3, k = 3, alpha = 0.6, omega =
+0.8 each: a token among the first three is raised to 0.48).
 
 `WordScorer` is a scripted double ABOVE the `TextScorer` protocol (no server, no wire format):
 it splits text into words with their leading whitespace and gives each a log-probability from
@@ -22,10 +25,12 @@ from sira_seek.llm.scoring import (
     continuation_logprobs,
     find_scorer,
 )
-from sira_seek.metrics.information_gain import answer_confidence
+from sira_seek.metrics.information_gain import DigParameters
 from sira_seek.metrics.seek_diagnostics import seek_diagnostics
-from sira_seek.seek.information_gain import information_gains
+from sira_seek.seek.information_gain import information_gains, scored_gold
+from sira_seek.seek.prompts_fewshot import FewShotSeekPrompts
 from sira_seek.seek.results import SeekResult
+from sira_seek.seek.settings import SeekSettings
 
 FACT = "Quilmont is the capital of Zorbia."
 
@@ -92,7 +97,7 @@ def test_find_scorer_looks_through_wrappers() -> None:
     assert find_scorer(Wrapper(object())) is None
 
 
-def test_dig_is_best_gold_with_knowledge_minus_without() -> None:
+def test_dig_is_with_knowledge_minus_without_for_answered_questions() -> None:
     results = [
         _result("helped", golds=["Quilmont", "nowhere"], context=FACT),
         _result("no-help", golds=["Quilmont"], context="Zorbia has rivers."),
@@ -101,22 +106,47 @@ def test_dig_is_best_gold_with_knowledge_minus_without() -> None:
         _result("failed", golds=["Quilmont"], context=FACT, error="boom"),
     ]
     gains = asyncio.run(information_gains(WordScorer(), results))
-    assert gains.unavailable is None
+    assert gains.unavailable is None and gains.parameters == DigParameters()
     assert set(gains.by_id) == {"helped", "no-help", "closed-book", "no-gold"}
     helped = gains.by_id["helped"]
-    assert helped is not None
-    # The prompt ends with "<answer>", so the first answer word merges with the tag (-3.0 in
-    # this script); best gold "Quilmont" vs "nowhere" is the same token probability here.
-    assert helped.with_knowledge == pytest.approx(math.exp(-3.0))
-    assert helped.without_knowledge == pytest.approx(math.exp(-3.0))
+    assert helped is not None and helped.gold == "Quilmont"
+    # The prompt ends with "<answer>", so the answer merges with the tag into one token (-3.0
+    # in this script) on both sides: p_s = e^-3 / 3 (Eq. 14, W = 3), raised to 0.48.
+    assert helped.with_knowledge == pytest.approx((math.exp(-3.0) / 3) ** 0.48)
+    assert helped.without_knowledge == pytest.approx((math.exp(-3.0) / 3) ** 0.48)
     assert gains.by_id["closed-book"] is None and gains.by_id["no-gold"] is None
 
 
-def test_dig_takes_the_best_gold_on_each_side() -> None:
-    class Likes:
-        """Gold "A B" is likely after knowledge, "C D" without; the best of each side counts."""
+def test_the_two_prompts_differ_only_by_the_knowledge() -> None:
+    prompts = FewShotSeekPrompts(SeekSettings())
+    question = "What is the capital of Zorbia?"
+    kinds = (("sketch", "Notes"), ("plan", "Notes"), ("notes", "Notes"), ("documents", "Documents"))
+    for kind, label in kinds:
+        knowledge = f"- Capital: {FACT}\n- Rivers: two."
+        informed, closed = prompts.information_gain_prompts(question, knowledge, kind)
+        block = f"{label}:\n{knowledge}\n"
+        assert informed.count(block) == 1
+        assert closed == informed.replace(block, "")
+        # The informed side is the answer prompt the method's knowledge gets.
+        assert informed == prompts.answer(question, knowledge, kind).prompt
+        # Same demonstrations on both sides (those of the prompt with knowledge), so the
+        # closed-book generation prompt, whose demonstrations have no notes, is not used.
+        shots = informed[: informed.index(f"Question: {question}")]
+        assert closed.startswith(shots) and f"{label}:\n- Director of the film Jaws" in shots
+        assert closed == f"{shots}Question: {question}\nAnswer: <answer>"
+        assert closed != prompts.answer(question, None, kind).prompt
+
+
+def test_one_gold_answer_is_scored_on_both_sides() -> None:
+    class RecordingScorerDouble:
+        """Scripted `TextScorer` double: records each text; gold "B" is likely after the
+        knowledge, gold "D" without it (were each side to take its own best, both would)."""
+
+        def __init__(self) -> None:
+            self.texts: list[str] = []
 
         async def token_logprobs(self, text: str) -> list[TokenLogprob]:
+            self.texts.append(text)
             informed = FACT in text
             words = re.findall(r"\s*\S+", text)
             out = [TokenLogprob("<bos>", None)]
@@ -126,16 +156,25 @@ def test_dig_takes_the_best_gold_on_each_side() -> None:
                 out.append(TokenLogprob(word, -0.5 if good else -2.0))
             return out
 
-    results = [_result("q", golds=["A B", "C D"], context=FACT)]
-    gains = asyncio.run(information_gains(Likes(), results))
+    assert scored_gold([" ", " A B ", "C D"]) == "A B" and scored_gold(["", " "]) is None
+    scorer = RecordingScorerDouble()
+    results = [_result("q", golds=[" ", "A B", "C D"], context=FACT)]
+    gains = asyncio.run(information_gains(scorer, results))
     gain = gains.by_id["q"]
-    assert gain is not None
-    # Each side: tokens "<answer>A"/"<answer>C" (-2.0) then " B"/" D": with knowledge "A B"
-    # scores (-2.0, -0.5) against "C D" (-2.0, -2.0); without, the reverse. Same best value.
-    best = answer_confidence([-2.0, -0.5])
-    assert gain.with_knowledge == pytest.approx(best)
-    assert gain.without_knowledge == pytest.approx(best)
-    assert gain.dig == pytest.approx(0.0)
+    assert gain is not None and gain.gold == "A B"
+    # Two scorings a side (the prompt alone, then prompt + gold), the same gold on both.
+    assert len(scorer.texts) == 4
+    continued = [t for t in scorer.texts if t.endswith("<answer>A B")]
+    assert len(continued) == 2 and sum(FACT in t for t in continued) == 1
+    assert not any("C D" in t for t in scorer.texts)
+    # Tokens "<answer>A" (-2.0) and " B": -0.5 with the knowledge, -2.0 without. W = 3 over
+    # two tokens: both p_s are (p_1 + p_2) / 3, both among the first k = 3 (exponent 0.48).
+    with_k = ((math.exp(-2.0) + math.exp(-0.5)) / 3) ** 0.48
+    without = ((math.exp(-2.0) + math.exp(-2.0)) / 3) ** 0.48
+    assert gain.with_knowledge == pytest.approx(with_k * with_k)
+    assert gain.without_knowledge == pytest.approx(without * without)
+    assert gain.dig == pytest.approx(with_k * with_k - without * without)
+    assert gain.dig > 0
 
 
 def test_knowledge_that_raises_the_gold_answer_gives_positive_dig() -> None:
@@ -149,24 +188,29 @@ def test_knowledge_that_raises_the_gold_answer_gives_positive_dig() -> None:
         _result("helped", golds=["Quilmont"], context=FACT),
         _result("no-help", golds=["Quilmont"], context="Zorbia has rivers."),
     ]
-    gains = asyncio.run(information_gains(Spaced(), results))
+    parameters = DigParameters(W=1, k=1, alpha=0.5, omega=(1.0,))
+    gains = asyncio.run(information_gains(Spaced(), results, parameters=parameters))
+    assert gains.parameters == parameters
     helped, no_help = gains.by_id["helped"], gains.by_id["no-help"]
     assert helped is not None and no_help is not None
-    assert helped.with_knowledge == pytest.approx(math.exp(-0.1))
-    assert helped.without_knowledge == pytest.approx(math.exp(-3.0))
-    assert helped.dig == pytest.approx(math.exp(-0.1) - math.exp(-3.0))
+    # One token " Quilmont", W = 1, exponent omega_1 * alpha = 0.5.
+    assert helped.with_knowledge == pytest.approx(math.exp(-0.1) ** 0.5)
+    assert helped.without_knowledge == pytest.approx(math.exp(-3.0) ** 0.5)
+    assert helped.dig == pytest.approx(math.exp(-0.05) - math.exp(-1.5))
     assert no_help.dig == pytest.approx(0.0)
     report = seek_diagnostics([r.trace() for r in results], gains=gains)
     assert report.dig == pytest.approx(round(helped.dig / 2, 4))
     assert report.dig_questions == 2 and report.dig_unavailable is None
+    assert report.dig_parameters == parameters
     rows = {r.id: r for r in report.per_question}
-    assert rows["helped"].answer_confidence_with_knowledge == pytest.approx(math.exp(-0.1))
+    assert rows["helped"].answer_confidence_with_knowledge == pytest.approx(math.exp(-0.05))
 
 
 def test_a_backend_without_scores_makes_dig_unavailable_with_the_reason() -> None:
     results = [_result("q", golds=["Quilmont"], context=FACT)]
     none = asyncio.run(information_gains(None, results, backend="precomputed"))
     assert none.by_id == {"q": None} and "precomputed" in (none.unavailable or "")
+    assert none.parameters == DigParameters()  # echoed even when nothing could be scored
     refused = asyncio.run(information_gains(NoScores(), results))
     assert refused.unavailable == "chat-only API"
     report = seek_diagnostics([r.trace() for r in results], gains=refused)
