@@ -87,14 +87,13 @@ def ask(
     **cluster: Any,
 ) -> None:
     """Answer QUESTION with SEEK: sketch, evidence per gist from --index, answer."""
-    settings = seek.settings()
     request = AskRequest.build(
         question=question,
         index=index,
         llm=seek.llm_spec,
         retriever=seek.retriever,
         expansions=seek.expansions,
-        settings=settings,
+        settings=seek.settings_values(),
         use_cache=False if seek.no_cache else None,
     )
     log_backend = backend_from_options(dict(cluster)) if log_queries else None
@@ -103,7 +102,7 @@ def ask(
     if log_backend is not None:
         with QueryLogger(log_backend) as qlog:
             qlog.log(record_from_seek(result, index=index or ""))
-    explained = explain_retrievals(result, found, settings.top_k) if explain else None
+    explained = explain_retrievals(result, found, request.settings.top_k) if explain else None
     if as_json:
         payload = {**result.model_dump(mode="json"), "explain": explained}
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2))

@@ -21,7 +21,6 @@ from sira_seek.llm.errors import LLMCallError
 from sira_seek.metrics.qa import cover_em
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.reporting.html_report import render_report
-from sira_seek.seek.settings import SeekSettings
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.evaluate_qa import QAEvaluationRequest, evaluate_qa
@@ -466,7 +465,7 @@ def _seek_answers(demo_run: _DemoRun, llm_spec: str, limit: int) -> list[dict[st
     request = QAEvaluationRequest.build(
         questions=qa,
         index=demo_run.index,
-        settings=SeekSettings(max_gists=3),
+        settings={"max_gists": 3},
         llm=llm_spec,
         limit=limit,
         concurrency=2,

@@ -112,7 +112,7 @@ def eval_qa(
     request = QAEvaluationRequest.build(
         questions=qa_path,
         index=index,
-        settings=seek.settings(),
+        settings=seek.settings_values(),
         llm=seek.llm_spec,
         retriever=seek.retriever,
         expansions=seek.expansions,

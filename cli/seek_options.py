@@ -1,7 +1,9 @@
 """The SEEK flags ``ask`` and ``eval qa`` share, declared once so both commands stay in step.
 
 The flags reach a command as one ``SeekChoices`` value rather than ten parameters, and it
-turns them into what every SEEK command needs: its settings, its retriever and a session.
+turns them into what every SEEK command needs: the values of its settings (which the workflow
+request validates: a bad ``--iter-retgen-rounds`` is refused there, naming the field) and its
+retriever.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import click
 
 from sira_seek.seek.retrieval import Retriever
-from sira_seek.seek.settings import METHODS, VARIANTS, SeekSettings
+from sira_seek.seek.settings import METHODS, VARIANTS
 from sira_seek.workflows.ask import retriever_for
 
 from .options import LazyBackend, prompt_style_option
@@ -40,10 +42,13 @@ class SeekChoices:
     min_gists: int | None
     temperature: float | None
     max_steps: int | None
+    iter_retgen_rounds: int | None
     thinking: bool | None
     no_cache: bool
 
-    def settings(self) -> SeekSettings:
+    def settings_values(self) -> dict[str, Any]:
+        """The chosen knobs as ``SeekSettings`` values, for the workflow request to validate
+        (over the defaults and the ``SIRA_SEEK_SEEK_*`` variables)."""
         knobs = {
             "variant": self.variant,
             "prompt_style": self.prompt_style,
@@ -52,10 +57,10 @@ class SeekChoices:
             "min_gists": self.min_gists,
             "temperature": self.temperature,
             "max_steps": self.max_steps,
+            "iter_retgen_rounds": self.iter_retgen_rounds,
             "thinking": self.thinking,
         }
-        chosen = {k: v for k, v in knobs.items() if v is not None}
-        return SeekSettings(method=self.method, **chosen)  # type: ignore[arg-type]
+        return {"method": self.method, **{k: v for k, v in knobs.items() if v is not None}}
 
     def make_retriever(self, index: str | None, cluster: dict[str, Any]) -> Retriever | None:
         """The retriever the method needs (none for closed-book answers)."""
@@ -80,8 +85,10 @@ _SEEK_FLAGS = [
         default="seek",
         show_default=True,
         help="SEEK, or a baseline over the same cluster and LLM: vanilla-rag, vanilla-llm, "
-        "iter-retgen (T retrieve-generate rounds, SIRA_SEEK_SEEK_ITER_RETGEN_ITERATIONS=3), "
-        "rewoo (plan, search/LLM workers, solve).",
+        "iter-retgen (T retrieve-generate rounds, --iter-retgen-rounds), rewoo (as the SEEK "
+        "paper: all sub-queries planned in one pass, searched in parallel, then solved), "
+        "rewoo-sequential (ReWOO's steps in order with earlier evidence substituted; not the "
+        "paper's baseline).",
     ),
     click.option(
         "--llm",
@@ -121,6 +128,13 @@ _SEEK_FLAGS = [
         default=None,
         help="Cap on retrieval steps of --variant plan / no-init, which stop earlier when the "
         "LLM says the evidence is enough (5).",
+    ),
+    click.option(
+        "--iter-retgen-rounds",
+        type=int,
+        default=None,
+        help="Iter-RetGen's retrieve-generate rounds T, at least 1 (4: the rounds of the SEEK "
+        "paper's A.7 analysis).",
     ),
     click.option(
         "--thinking/--no-thinking",

@@ -6,14 +6,21 @@ small output caps the reference lacked: a sub-query is one line, a slot one para
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SeekMethod = Literal["seek", "vanilla-rag", "vanilla-llm", "iter-retgen", "rewoo"]
-"""SEEK itself, or a baseline it is compared with: the two one-shot ones, and the iterative
-Iter-RetGen and ReWOO (`sira_seek.seek.baselines`) over the same retriever and LLM."""
+SeekMethod = Literal[
+    "seek", "vanilla-rag", "vanilla-llm", "iter-retgen", "rewoo", "rewoo-sequential"
+]
+"""SEEK itself, or a baseline it is compared with (`sira_seek.seek.baselines`, over the same
+retriever and LLM): the one-shot ``vanilla-llm`` and ``vanilla-rag``, ReWOO as the SEEK paper
+runs it (``rewoo``: every sub-query planned in one pass, all searched in parallel), the
+iterative Iter-RetGen, and ``rewoo-sequential`` (ReWOO's steps run in order, each with earlier
+evidence substituted: not the SEEK paper's baseline, kept to compare). The one list of method
+names: `METHODS`, the CLI's ``--method`` and the HTTP API's ``method`` come from it."""
 
 SeekVariant = Literal[
     "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init", "rewrite-page"
@@ -25,16 +32,11 @@ PromptStyle = Literal["auto", "chat", "fewshot"]
 """``chat`` for instruction models, ``fewshot`` for base models continuing solved examples;
 ``auto`` picks ``fewshot`` for in-process llama.cpp models and ``chat`` for servers."""
 
-METHODS: tuple[str, ...] = ("seek", "vanilla-rag", "vanilla-llm", "iter-retgen", "rewoo")
-VARIANTS: tuple[str, ...] = (
-    "sequential",
-    "parallel",
-    "plan",
-    "update",
-    "no-iter-retrieval",
-    "no-init",
-    "rewrite-page",
-)
+METHODS: tuple[str, ...] = get_args(SeekMethod)
+VARIANTS: tuple[str, ...] = get_args(SeekVariant)
+
+_RENAMED_ENV = {"SIRA_SEEK_SEEK_ITER_RETGEN_ITERATIONS": "SIRA_SEEK_SEEK_ITER_RETGEN_ROUNDS"}
+"""Variables that were renamed: set, they would be ignored silently, so they fail instead."""
 
 
 class SeekSettings(BaseSettings):
@@ -73,11 +75,12 @@ class SeekSettings(BaseSettings):
     top_k_sampling: int | None = Field(default=20, ge=0)
     seed: int | None = 66
     retrieval_timeout_s: float = Field(default=30.0, gt=0)
-    iter_retgen_iterations: int = Field(
-        default=3,
+    iter_retgen_rounds: int = Field(
+        default=4,
         ge=1,
         le=10,
-        description="Iter-RetGen's T: retrieve-generate rounds (3, FlashRAG's default)",
+        description="Iter-RetGen's T: retrieve-generate rounds (4, as the SEEK paper's analysis "
+        "of Iter-RetGen over its rounds, A.7)",
     )
     iter_retgen_query_words: int = Field(
         default=128,
@@ -106,6 +109,14 @@ class SeekSettings(BaseSettings):
         caps raised to match (the ``*_max_tokens`` settings).
         """
         return {**(self.chat_template_kwargs or {}), "enable_thinking": self.thinking}
+
+    @model_validator(mode="after")
+    def _renamed_variables(self) -> SeekSettings:
+        names = {name.upper() for name in os.environ}
+        for old, new in _RENAMED_ENV.items():
+            if old in names:
+                raise ValueError(f"{old} was renamed {new}: set that one instead")
+        return self
 
     @model_validator(mode="after")
     def _gist_bounds(self) -> SeekSettings:

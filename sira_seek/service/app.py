@@ -30,6 +30,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from sira_seek import __version__
 from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.llm.errors import LLMCallError
+from sira_seek.seek.settings import SeekMethod
 from sira_seek.sira.settings import MAX_WEIGHT
 from sira_seek.sira.term_vectors import TermStatisticsError
 from sira_seek.workflows import validation
@@ -217,7 +218,9 @@ class AskRequest(BaseModel):
     retriever: Literal["bm25", "sira"] = Field(
         default="bm25", description="How sub-queries search the index (sira uses the LLM)."
     )
-    method: Literal["seek", "vanilla-rag", "vanilla-llm"] = "seek"
+    method: SeekMethod = Field(
+        default="seek", description="SEEK or a baseline, as `sira-seek ask --method`."
+    )
     variant: Literal[
         "sequential", "parallel", "plan", "update", "no-iter-retrieval", "no-init"
     ] = "sequential"

@@ -3,7 +3,8 @@
 Each baseline answers one question and returns the same `SeekResult` record as SEEK (every
 search as a `SubQueryStep` with its retrieved ids, the raw and extracted answer, LLM usage per
 stage, timings), so checkpoints, scoring and reports treat them like any other method.
-`SeekPipeline` dispatches ``--method iter-retgen`` and ``--method rewoo`` here.
+`SeekPipeline` dispatches ``--method iter-retgen``, ``rewoo`` (one pass, the SEEK paper's)
+and ``rewoo-sequential`` (ReWOO's evidence-substituting worker loop) here.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from ..results import QuestionInput, SeekResult
 from ..retrieval import Retriever
 from ..settings import SeekSettings
 from .iter_retgen import IterRetGen
-from .rewoo import ReWOO, ReWOOPlan, ReWOOStep, parse_plan
+from .rewoo import ReWOO, ReWOOPlan, ReWOOSequential, ReWOOStep, parse_plan
 
-BASELINE_METHODS: tuple[str, ...] = ("iter-retgen", "rewoo")
+BASELINE_METHODS: tuple[str, ...] = ("iter-retgen", "rewoo", "rewoo-sequential")
 
 
 class BaselineMethod(Protocol):
@@ -39,6 +40,8 @@ def make_baseline(
         return IterRetGen(llm, retriever, settings=settings, style=style)
     if method == "rewoo":
         return ReWOO(llm, retriever, settings=settings, style=style)
+    if method == "rewoo-sequential":
+        return ReWOOSequential(llm, retriever, settings=settings, style=style)
     raise ValueError(f"not a baseline method: {method!r} (one of {BASELINE_METHODS})")
 
 
@@ -48,6 +51,7 @@ __all__ = [
     "IterRetGen",
     "ReWOO",
     "ReWOOPlan",
+    "ReWOOSequential",
     "ReWOOStep",
     "make_baseline",
     "parse_plan",

@@ -1,22 +1,36 @@
 """ReWOO (Xu et al., 2023, "ReWOO: Decoupling Reasoning from Observations for Efficient
 Augmented Language Models"): plan everything first, run the tools, then solve.
 
-The Planner is called once and writes the whole plan before any evidence exists: steps
-``Plan: ...`` / ``#E<n> = Tool[input]`` whose inputs may refer to earlier evidence ``#E<k>``.
-Workers then run the steps in plan order, each input with the earlier evidence substituted:
-``Search`` is a top-k search on the cluster (recorded as a sub-query with its retrieved ids),
-``LLM`` is one call to the same model. The Solver answers from the plan and all the evidence.
+``--method rewoo`` is ReWOO as the SEEK paper runs it (§4, the one-pass baselines): "ReWOO
+generates all sub-queries for the given question in a single pass and executes them in
+parallel to retrieve external knowledge". The Planner is called once and writes every search
+(``Plan: ...`` / ``#E<n> = Search[query]``) before any evidence exists; all the searches then
+run concurrently (top-k from the cluster each, recorded as sub-queries in plan order); the
+Solver answers from the plan and all the evidence. No evidence ever reaches a query: the
+Planner is told that every query must stand on its own, and a ``#E<k>`` it writes in a query
+anyway is removed (the planned words around it are searched as written, and a note says
+so), because in one pass there is no evidence to put there; the SEEK authors' baseline code
+is not published (their repository, OpenBMB/PAGER, holds SEEK's own), so the paper's sentence
+is what this follows. A planned ``LLM`` step is dropped with a note: one-pass steps are
+sub-queries, and the Solver reads the evidence itself. The searches in flight per question
+are the plan's steps (at most ``rewoo_max_steps``); each runs in a worker thread like every
+other search, so the batch's ``--concurrency``, the retriever's client and the LLM client's
+in-flight cap (a SIRA retriever's expansions) bound them as they bound SEEK's own searches.
 
-Simplified: (1) a ``#E<k>`` inside a Search input is replaced by the short form of that
-evidence (an LLM output's first words, or a Search's top document title) rather than all of
-its text, so a search stays a line of keywords; inside an LLM input or for the Solver it is the
-whole evidence (top-k documents, each cut to ``doc_chars``). (2) Steps run one after another,
-not in parallel where independent. (3) The paper's other tools (Google, Wolfram, ...) are
-absent; an unknown tool name runs as Search. (4) At most ``rewoo_max_steps`` steps run.
-A plan with no parseable step is recorded (note, ``malformed`` step) and replaced by one
-Search for the question, so the question is still answered as retrieval-augmented.
-The plan is also kept as the record's sketch (one gist per step, its evidence as the slot),
-so reports show it as they show SEEK's sketch.
+``--method rewoo-sequential`` (`ReWOOSequential`) is ReWOO's own worker loop, NOT the SEEK
+paper's baseline, kept to compare: the plan may use an ``LLM`` tool (one call to the same
+model) and inputs may refer to earlier evidence ``#E<k>``; the steps run one after another in
+plan order, each input with the earlier evidence substituted, which makes it iterative. A
+``#E<k>`` inside a Search input is replaced by the short form of that evidence (an LLM
+output's first words, or a Search's top document title) rather than all of its text, so a
+search stays a line of keywords; inside an LLM input or for the Solver it is the whole
+evidence (top-k documents, each cut to ``doc_chars``).
+
+Both: the paper's other tools (Google, Wolfram, ...) are absent and an unknown tool name runs
+as Search; at most ``rewoo_max_steps`` steps run. A plan with no usable step is recorded
+(note, ``malformed`` step) and replaced by one Search for the question, so the question is
+still answered as retrieval-augmented. The executed plan is also kept as the record's sketch
+(one gist per step, its evidence as the slot), so reports show it as they show SEEK's sketch.
 """
 
 from __future__ import annotations
@@ -32,7 +46,7 @@ from ..prompts import render_docs
 from ..results import QuestionInput, SeekResult
 from ..retrieval import RetrievedDoc
 from ..sketch import MAX_HEADING_CHARS, Gist, SteeringSketch
-from .rewoo_prompts import PLAN_PREFIX, ReWOOPrompts, SolvedStep
+from .rewoo_prompts import PLAN_PREFIX, ReWOOPrompts, ReWOOSequentialPrompts, SolvedStep
 from .run import Baseline, BaselineRun
 
 logger = logging.getLogger(__name__)
@@ -88,16 +102,20 @@ def _tool_input(rest: str) -> tuple[str, bool]:
     return rest[:end].strip(), True
 
 
-def parse_plan(raw: str | None, question: str, *, max_steps: int) -> ReWOOPlan:
+def parse_plan(
+    raw: str | None, question: str, *, max_steps: int, search_only: bool = False
+) -> ReWOOPlan:
     """The steps of a Planner output; never raises.
 
     Accepts the call on its own line or after ``Plan: ...`` on the same line, any case, a
     ``:`` for ``=``, an unclosed ``[``, and the paper's ``Wikipedia``/``Google`` tool names.
-    Nothing parseable gives one Search for the question, marked ``malformed``.
+    ``search_only`` (the one-pass form) drops ``LLM`` steps, noted, before the cap.
+    Nothing usable gives one Search for the question, marked ``malformed``.
     """
     notes: list[str] = []
     steps: list[ReWOOStep] = []
     description = ""
+    dropped_llm = False
     for line in strip_reasoning(raw).splitlines():
         call = _CALL.search(line)
         before = line[: call.start()] if call else line
@@ -118,8 +136,13 @@ def parse_plan(raw: str | None, question: str, *, max_steps: int) -> ReWOOPlan:
             notes.append(f"#E{number}: empty {tool} input, step dropped")
             continue
         var = f"#E{int(number)}"
+        if search_only and tool == "LLM":
+            notes.append(f"{var}: LLM step dropped (a one-pass plan only searches)")
+            dropped_llm, description = True, ""
+            continue
         if any(s.var == var for s in steps):
-            notes.append(f"{var} planned twice: the later step overrides it from there on")
+            later = "both searched" if search_only else "the later step overrides it from there on"
+            notes.append(f"{var} planned twice: {later}")
         steps.append(
             ReWOOStep(
                 description=description,
@@ -134,9 +157,10 @@ def parse_plan(raw: str | None, question: str, *, max_steps: int) -> ReWOOPlan:
         notes.append(f"plan had {len(steps)} steps: ran the first {max_steps}")
         steps = steps[:max_steps]
     if not steps:
-        notes.append("plan did not parse: searched the question instead")
+        what = "plan has no search step" if dropped_llm else "plan did not parse"
+        notes.append(f"{what}: searched the question instead")
         fallback = ReWOOStep(
-            description="Search the question (the plan did not parse)",
+            description=f"Search the question (the {what})",
             var="#E1",
             tool="Search",
             tool_input=" ".join(question.split()),
@@ -159,6 +183,13 @@ def substitute(text: str, evidence: dict[str, str], notes: list[str]) -> str:
     return " ".join(_REFERENCE.sub(one, text).split())
 
 
+def strip_references(text: str) -> tuple[str, list[str]]:
+    """``text`` without its ``#E<k>`` references (whitespace collapsed), and the references
+    removed: a one-pass query is searched as planned, with no evidence put in."""
+    found = [f"#E{int(m.group(1))}" for m in _REFERENCE.finditer(text)]
+    return " ".join(_REFERENCE.sub(" ", text).split()), found
+
+
 def _short_form(docs: list[RetrievedDoc]) -> str:
     """What a Search's evidence becomes inside a later search: the top document's title."""
     if not docs:
@@ -176,10 +207,12 @@ class _Evidence:
 
 
 class ReWOO(Baseline[ReWOOPrompts]):
-    """Planner once, Workers per step, Solver once."""
+    """One pass, as the SEEK paper's baseline: Planner once, every search at once, Solver
+    once."""
 
     method = "rewoo"
-    prompts_class = ReWOOPrompts
+    prompts_class: type[ReWOOPrompts] = ReWOOPrompts
+    search_only = True
 
     async def answer(self, question: QuestionInput) -> SeekResult:
         s = self.settings
@@ -189,18 +222,17 @@ class ReWOO(Baseline[ReWOOPrompts]):
         if self.prompts.style == "fewshot":
             raw_plan = f"{PLAN_PREFIX}{raw_plan}"  # the prompt ended with the label
         run.result.initial_sketch_raw = raw_plan
-        plan = parse_plan(raw_plan, question.question, max_steps=s.rewoo_max_steps)
+        plan = parse_plan(
+            raw_plan, question.question, max_steps=s.rewoo_max_steps, search_only=self.search_only
+        )
         for text in plan.notes:
             run.note(text)
 
-        evidence = _Evidence()
-        solved: list[SolvedStep] = []
-        gists: list[Gist] = []
-        for i, step in enumerate(plan.steps):
-            shown = await self._work(run, plan, i, step, evidence)
-            solved.append(SolvedStep(step.description, shown, evidence.full[step.var]))
-            heading = f"{step.description} ({shown})" if step.description else shown
-            slot = clean_evidence(evidence.full[step.var], max_chars=s.slot_chars)
+        solved = await self._execute(run, plan)
+        gists = []
+        for step, done in zip(plan.steps, solved, strict=True):
+            heading = f"{step.description} ({done.call})" if step.description else done.call
+            slot = clean_evidence(done.evidence, max_chars=s.slot_chars)
             gists.append(Gist(heading=heading[:MAX_HEADING_CHARS], slot=slot))
         run.result.sketch = SteeringSketch(title=question.question, gists=tuple(gists))
 
@@ -212,6 +244,47 @@ class ReWOO(Baseline[ReWOOPrompts]):
         run.result.raw_answer = raw
         run.result.answer = extract_answer(raw)
         return run.finish()
+
+    async def _execute(self, run: BaselineRun, plan: ReWOOPlan) -> list[SolvedStep]:
+        """Every step's search at once, none seeing another's evidence; in plan order."""
+        s = self.settings
+        queries = []
+        for step in plan.steps:
+            query, removed = strip_references(step.tool_input)
+            if removed:
+                run.note(
+                    f"{step.var}: a one-pass query sees no evidence: searched without "
+                    f"{', '.join(removed)}"
+                )
+            query = " ".join(query.split()[: s.max_subquery_words])
+            if not query:
+                run.note(f"{step.var}: nothing left to search, searched the question")
+                query = run.q.question
+            queries.append(query)
+        found = await run.search_all(queries, raw_outputs=[st.raw_line for st in plan.steps])
+        solved = []
+        for step, query, (sub_step, docs) in zip(plan.steps, queries, found, strict=True):
+            sub_step.malformed = plan.malformed
+            call = f"{step.var} = Search[{query}]"
+            solved.append(SolvedStep(step.description, call, render_docs(docs, s.doc_chars)))
+        return solved
+
+
+class ReWOOSequential(ReWOO):
+    """ReWOO's own worker loop (not the SEEK paper's baseline): steps in plan order, each
+    with the earlier evidence substituted, an ``LLM`` tool beside ``Search``."""
+
+    method = "rewoo-sequential"
+    prompts_class = ReWOOSequentialPrompts
+    search_only = False
+
+    async def _execute(self, run: BaselineRun, plan: ReWOOPlan) -> list[SolvedStep]:
+        evidence = _Evidence()
+        solved: list[SolvedStep] = []
+        for i, step in enumerate(plan.steps):
+            shown = await self._work(run, plan, i, step, evidence)
+            solved.append(SolvedStep(step.description, shown, evidence.full[step.var]))
+        return solved
 
     async def _work(
         self, run: BaselineRun, plan: ReWOOPlan, i: int, step: ReWOOStep, evidence: _Evidence

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from typing import ClassVar, Generic, Literal, Protocol, TypeVar
 
 from sira_seek.llm.client import LLMClient
@@ -103,6 +104,31 @@ class BaselineRun:
         self, query: str, *, gist_index: int | None, raw_output: str | None = None
     ) -> tuple[SubQueryStep, list[RetrievedDoc]]:
         """Top-k documents for ``query``, recorded as a step (errors kept on the step)."""
+        step, docs = await self._retrieve(query, gist_index, raw_output)
+        self.result.steps.append(step)
+        self.result.timings.retrieval_s += step.retrieval_ms / 1000
+        return step, docs
+
+    async def search_all(
+        self, queries: Sequence[str], *, raw_outputs: Sequence[str | None]
+    ) -> list[tuple[SubQueryStep, list[RetrievedDoc]]]:
+        """Every query searched at once (``gist_index`` = its position), recorded in the
+        order given; each step keeps its own time, ``retrieval_s`` grows by the wall time."""
+        started = time.perf_counter()
+        found = await asyncio.gather(
+            *(
+                self._retrieve(query, i, raw)
+                for i, (query, raw) in enumerate(zip(queries, raw_outputs, strict=True))
+            )
+        )
+        self.result.steps.extend(step for step, _ in found)
+        self.result.timings.retrieval_s += time.perf_counter() - started
+        return list(found)
+
+    async def _retrieve(
+        self, query: str, gist_index: int | None, raw_output: str | None
+    ) -> tuple[SubQueryStep, list[RetrievedDoc]]:
+        """One search in a worker thread, not yet recorded on the result."""
         s = self.settings
         step = SubQueryStep(
             gist_index=gist_index, sub_query=query, retrieved_ids=[], raw_output=raw_output
@@ -118,8 +144,6 @@ class BaselineRun:
             docs = []
         step.retrieval_ms = (time.perf_counter() - started) * 1000
         step.retrieved_ids = [doc.id for doc in docs]
-        self.result.steps.append(step)
-        self.result.timings.retrieval_s += step.retrieval_ms / 1000
         return step, docs
 
     def answered_from(self, context: str, kind: ContextKind) -> None:

@@ -6,6 +6,8 @@
 - The front ends (``cli/``, the ``SiraSeek`` facade, the HTTP service, the MCP server, the
   framework adapters) never make what the workflows make once for all of them: SIRA's settings
   (``SiraSettings(...)``, ``SiraSettings.model_validate``; the workflows' ``sira_settings``),
+  SEEK's settings (``SeekSettings(...)``, ``SeekSettings.model_validate``: a front end passes
+  the values, and the workflow request validates them, naming a bad field),
   its expander (``LLMExpander.from_spec``, ``PrecomputedExpander(...)``,
   ``PrecomputedExpander.from_file``; ``choose_expander``), a ``SiraRetriever(...)``, and the
   evaluation outputs (``write_trec_run``, ``answer_coverage``, ``score_predictions``,
@@ -39,6 +41,8 @@ FRONT_ENDS = (
 FORBIDDEN_CALLS = {
     "SiraSettings": "workflows.sira_setup.sira_settings",
     "SiraSettings.model_validate": "workflows.sira_setup.sira_settings",
+    "SeekSettings": "the values, validated by the workflow request (AskRequest, ...)",
+    "SeekSettings.model_validate": "the values, validated by the workflow request",
     "LLMExpander.from_spec": 'workflows.sira_setup.choose_expander("sira", llm=...)',
     "PrecomputedExpander": 'workflows.sira_setup.choose_expander("sira", expansions=...)',
     "PrecomputedExpander.from_file": 'workflows.sira_setup.choose_expander("sira", expansions=...)',
@@ -142,6 +146,7 @@ def test_front_ends_leave_settings_expanders_retrievers_and_outputs_to_the_workf
         ("expansions.PrecomputedExpander.from_file(p)", ["PrecomputedExpander.from_file"]),
         ("m.write_trec_run(run, path)", ["write_trec_run"]),
         ("seek_diagnostics([], None)", ["seek_diagnostics"]),
+        ("SeekSettings(method='rewoo')", ["SeekSettings"]),
         ("x: SiraSettings = make()\nisinstance(x, SiraRetriever)", []),
         ("sira_settings(tau=0.1)\nchoose_expander('sira', llm='s')", []),
         ("record.answer_coverage\nout['answer_coverage']", []),
