@@ -1,5 +1,6 @@
 """``sira-seek eval agentic``: an LLM agent searches under a page budget; Recall@B and answer
-coverage of what it read (the SIRA paper's BrowseComp-style setting on your own index).
+coverage of its page stream (the SIRA paper's §4.4 BrowseComp-Wikipedia protocol on your own
+index, evidence-blind by default; ``--protocol snippets`` lets it read titles and snippets).
 
 The work (reading the inputs, the agent loop, the scores) is ``sira_seek.workflows.agentic``;
 this command parses the flags and prints the result.
@@ -13,6 +14,7 @@ from typing import Any
 
 import click
 
+from sira_seek.agent.loop import PROTOCOLS
 from sira_seek.workflows.agentic import (
     AgenticEvaluation,
     AgenticEvaluationRequest,
@@ -57,25 +59,33 @@ from .progress import progress_bar
     "SIRA_SEEK_LLM_BACKEND, else the CPU model).",
 )
 @click.option(
+    "--protocol",
+    type=click.Choice(PROTOCOLS),
+    default="evidence-blind",
+    show_default=True,
+    help="evidence-blind: the paper's §4.4 agent, which never sees a retrieved title, snippet "
+    "or page (only its own actions, pages used of the budget, dropped expansions and category "
+    "checks); snippets: each search shows titles and snippets of the new pages.",
+)
+@click.option(
     "--budget",
     type=click.IntRange(min=1),
-    default=10,
-    show_default=True,
-    help="B: unique pages the agent may read per question (Recall@B).",
+    default=None,
+    help="Unique pages per question; the stream is cut at 1, 10, 100 up to it "
+    "[default: 100 evidence-blind, 10 snippets].",
 )
 @click.option(
     "--max-steps",
     type=click.IntRange(min=1),
-    default=6,
-    show_default=True,
-    help="LLM calls per question (tool calls, the answer and malformed outputs).",
+    default=None,
+    help="LLM calls per question (tool calls, the answer and malformed outputs) "
+    "[default: 10 evidence-blind, 6 snippets].",
 )
 @click.option(
     "--search-k",
     type=click.IntRange(1, 100),
-    default=5,
-    show_default=True,
-    help="Passages each search returns.",
+    default=None,
+    help="Passages each search returns [default: 20 evidence-blind, 5 snippets].",
 )
 @click.option("--tau", type=float, default=None, help="Max DF ratio of a kept expansion (0.1).")
 @click.option("--weight", type=float, default=None, help="Expansion weight w (0.5).")
@@ -102,12 +112,14 @@ def eval_agentic(
     no_progress: bool,
     **options: Any,
 ) -> None:
-    """An LLM agent answers --qa questions by calling the grounded search tool (with its own
+    """An LLM agent searches for --qa questions with the grounded search tool (its own
     expansions) and the category tool, under a budget of --budget unique pages.
 
-    Reports Recall@B of the pages it read against --qrels, answer coverage (a gold answer
-    occurs in those pages) and Cover-EM of its answers. Exits 3 (after printing) when the LLM
-    failed on some question.
+    The pages its searches return, deduplicated in retrieval order, are a ranked stream: Recall@B
+    is 1 when a --qrels page is among the first B (B = 1, 10, 100 up to the budget, and the
+    budget), averaged over the questions. Also answer coverage (a gold answer occurs in the
+    stream's pages) and Cover-EM of its answers. Exits 3 (after printing) when the LLM failed on
+    some question.
     """
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     request = AgenticEvaluationRequest.build(
@@ -142,13 +154,19 @@ def _render(done: AgenticEvaluation, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(out, allow_nan=False))
     else:
+        click.echo(
+            f"protocol {report.protocol}, budget {report.budget}, "
+            f"cut-offs {', '.join(map(str, report.cutoffs))}"
+        )
         for result in report.results:
-            recall = "-" if result.recall is None else f"{result.recall:.2f}"
+            rank = "-" if result.first_relevant_rank is None else result.first_relevant_rank
             click.echo(
                 f"[{result.id}] {result.stop_reason}, {len(result.pages_read)} pages, "
-                f"recall {recall}, covered {result.answer_covered}, answer {result.answer!r}"
+                f"first relevant at {rank}, covered {result.answer_covered}, "
+                f"answer {result.answer!r}"
             )
-        for key in ("recall_at_budget", "answer_coverage", "cover_em", "mean_pages_read"):
+        keys = ("recall_at_1", "recall_at_10", "recall_at_100", "recall_at_budget")
+        for key in (*keys, "answer_coverage", "cover_em", "mean_pages_read"):
             value = out[key]
             click.echo(f"{key:18s} {'-' if value is None else round(value, 4)}")
         click.echo(f"{'malformed_steps':18s} {report.malformed_steps}")

@@ -1,14 +1,24 @@
-"""Scoring agentic episodes: Recall@B of the pages read, and whether they hold the answer.
+"""Scoring agentic episodes: Recall@B over the ranked page stream, and answer coverage.
 
-Recall@B is taken over the pages the agent read, which the loop caps at the budget B, so it is
-the paper's "recall within the page budget", comparable to Recall@k of a single search with
-k = B. Answer coverage asks whether the gold answer string occurs in the read pages (title or
-text), after the SEEK/PAGER normalisation (``metrics.qa.normalize_answer``) on both sides and
-on whole tokens, so "1989" does not match inside "19890". It measures what the search found,
-not what a (small) model wrote; the model's own answer is scored separately with Cover-EM.
+Recall@B is the SIRA paper's gold-page recall (§4.4, BrowseComp-Wikipedia):
 
-Questions whose gold answers are only ``yes``/``no`` (HotpotQA comparisons) get no coverage
-(``None``): those words occur in pages by chance and say nothing about retrieval.
+    Recall@B = 1/|Q| * sum over q of 1[G_q ∩ R_B(q) ≠ ∅]
+
+a hit indicator per question (1 when some relevant page, judgement > 0, is among the first B
+pages of the question's stream, else 0) averaged over the judged questions. The stream is the
+agent's pages in retrieval order with repeats removed (``AgentRun.pages_read``), as the paper
+truncates "the ordered stream of unique ... URLs surfaced to the agent" at each budget. It is
+cut at the paper's B in ``RECALL_CUTOFFS`` (1, 10, 100) up to the episode's page budget, and
+at the budget itself (``recall_at_budget``); a cut-off above the budget is not scored (None),
+since no stream can be longer than its budget. A question without any relevant page is not
+scored (None) rather than scored 0.
+
+Answer coverage asks whether a gold answer occurs in the pages of the stream (title and text),
+with the one definition of ``sira_seek.metrics.coverage`` (the paper's Fig. 3, as
+``eval retrieval --qa`` reports it): whole-token runs after the SEEK/PAGER normalisation, every
+question with a gold answer counted (yes/no golds included, matched like any other string),
+questions without one left out. It measures what the search found, not what a (small) model
+wrote; the model's own answer is scored separately with Cover-EM.
 """
 
 from __future__ import annotations
@@ -18,35 +28,29 @@ from statistics import fmean
 
 from pydantic import BaseModel, Field
 
-from sira_seek.agent.loop import AgentRun, AgentStep, StopReason
-from sira_seek.metrics.qa import cover_em, normalize_answer
+from sira_seek.agent.loop import AgentRun, AgentStep, SearchProtocol, StopReason
+from sira_seek.fields import TEXT, TITLE
+from sira_seek.metrics.coverage import first_covering_rank, gold_aliases, passage_text
+from sira_seek.metrics.qa import cover_em
 
-YES_NO = frozenset({"yes", "no"})
+RECALL_CUTOFFS: tuple[int, ...] = (1, 10, 100)
+"""The page budgets B of the paper's Table 3 (Recall@1, @10, @100)."""
 
 
-def recall_at_budget(pages_read: Sequence[str], relevant: Mapping[str, int]) -> float | None:
-    """Share of the relevant pages (judgement > 0) among ``pages_read``; None when none is
-    relevant (the question cannot be scored, rather than scoring 0)."""
+def recall_cutoffs(budget: int) -> list[int]:
+    """The B scored for an episode budget: the paper's cut-offs up to it, and the budget."""
+    return sorted({b for b in RECALL_CUTOFFS if b <= budget} | {budget})
+
+
+def first_relevant_rank(stream: Sequence[str], relevant: Mapping[str, int]) -> int | None:
+    """1-based rank of the first relevant page (judgement > 0) in ``stream``, or None."""
     wanted = {doc for doc, grade in relevant.items() if grade > 0}
-    if not wanted:
-        return None
-    return len(wanted & set(pages_read)) / len(wanted)
+    return next((rank for rank, doc in enumerate(stream, start=1) if doc in wanted), None)
 
 
-def scorable_answers(golden_answers: Iterable[str]) -> list[str]:
-    """The normalised gold answers a page can be searched for (not yes/no, not empty)."""
-    found = (normalize_answer(g) for g in golden_answers)
-    return [g for g in found if g and g not in YES_NO]
-
-
-def answer_in_pages(page_texts: Iterable[str], golden_answers: Iterable[str]) -> bool | None:
-    """Whether some gold answer occurs, on whole tokens, in some page; None when no gold
-    answer can be looked for (see ``scorable_answers``)."""
-    golds = scorable_answers(golden_answers)
-    if not golds:
-        return None
-    padded = [f" {normalize_answer(text)} " for text in page_texts]
-    return any(f" {gold} " in page for gold in golds for page in padded)
+def hit_at(rank: int | None, cutoff: int) -> int:
+    """The hit indicator 1[G_q ∩ R_B(q) ≠ ∅] from the first relevant rank: 1 or 0."""
+    return int(rank is not None and rank <= cutoff)
 
 
 class AgentQuestionScore(BaseModel):
@@ -56,9 +60,11 @@ class AgentQuestionScore(BaseModel):
     question: str
     answer: str | None
     stop_reason: StopReason
-    pages_read: list[str]
+    pages_read: list[str] = Field(description="The ranked stream: unique, in retrieval order.")
     relevant: list[str]
-    recall: float | None
+    first_relevant_rank: int | None = Field(
+        description="Rank of the first relevant page in the stream (None: none, or unjudged)."
+    )
     answer_covered: bool | None
     cover_em: float | None
     tool_calls: int
@@ -69,14 +75,20 @@ class AgentQuestionScore(BaseModel):
 class AgenticReport(BaseModel):
     """Means over the questions, plus each question's scored run.
 
-    Means skip the questions a measure cannot score (no judgement; a yes/no gold), and the
+    Means skip the questions a measure cannot score (no judgement; no gold answer), and the
     counts beside them (``judged``, ``coverage_questions``) say how many were scored.
     """
 
+    protocol: SearchProtocol
     budget: int
     max_steps: int
+    search_k: int
+    cutoffs: list[int] = Field(description="The B scored: 1, 10, 100 up to the budget, and it.")
     questions: int
     judged: int
+    recall_at_1: float | None
+    recall_at_10: float | None = Field(description="None when the budget is below 10.")
+    recall_at_100: float | None = Field(description="None when the budget is below 100.")
     recall_at_budget: float | None
     coverage_questions: int
     answer_coverage: float | None
@@ -95,11 +107,23 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return fmean(present) if present else None
 
 
+def _passages(run: AgentRun) -> list[str]:
+    return [passage_text({TITLE: page.title, TEXT: page.text}) for page in run.pages_read]
+
+
+def answer_in_pages(passages: Sequence[str], golden_answers: Iterable[str | None]) -> bool | None:
+    """Whether some gold answer occurs in some passage (``metrics.coverage``'s rule); None when
+    the question has no gold answer and is left out of coverage."""
+    golds = gold_aliases(golden_answers)
+    if not golds:
+        return None
+    return first_covering_rank(golds, passages) is not None
+
+
 def score_run(
     run: AgentRun, relevant: Mapping[str, int], golden_answers: Sequence[str]
 ) -> AgentQuestionScore:
     """Score one episode against its judgements and gold answers."""
-    texts = [f"{page.title or ''} {page.text}" for page in run.pages_read]
     return AgentQuestionScore(
         id=run.question_id,
         question=run.question,
@@ -107,8 +131,8 @@ def score_run(
         stop_reason=run.stop_reason,
         pages_read=run.page_ids,
         relevant=sorted(doc for doc, grade in relevant.items() if grade > 0),
-        recall=recall_at_budget(run.page_ids, relevant),
-        answer_covered=answer_in_pages(texts, golden_answers),
+        first_relevant_rank=first_relevant_rank(run.page_ids, relevant),
+        answer_covered=answer_in_pages(_passages(run), golden_answers),
         cover_em=(cover_em(run.answer or "", golden_answers) if golden_answers else None),
         tool_calls=run.tool_calls,
         malformed_steps=run.malformed_steps,
@@ -121,27 +145,41 @@ def evaluate_runs(
     qrels: Mapping[str, Mapping[str, int]],
     golden: Mapping[str, Sequence[str]],
 ) -> AgenticReport:
-    """The report of a whole evaluation; every run must share one budget and step cap."""
+    """The report of a whole evaluation; every run must share one protocol and its bounds."""
     if not runs:
         raise ValueError("no agent runs to evaluate")
-    budgets = {(run.budget, run.max_steps) for run in runs}
-    if len(budgets) != 1:
-        raise ValueError(f"runs with different budgets cannot be averaged: {sorted(budgets)}")
-    ((budget, max_steps),) = budgets
+    bounds = {(run.protocol, run.budget, run.max_steps, run.search_k) for run in runs}
+    if len(bounds) != 1:
+        raise ValueError(f"runs with different budgets cannot be averaged: {sorted(bounds)}")
+    ((protocol, budget, max_steps, search_k),) = bounds
     scores = [
         score_run(run, qrels.get(run.question_id, {}), golden.get(run.question_id, []))
         for run in runs
     ]
+    judged = [s for s in scores if s.relevant]
+    covered = [s.answer_covered for s in scores if s.answer_covered is not None]
+    cutoffs = recall_cutoffs(budget)
+
+    def recall(cutoff: int) -> float | None:
+        if cutoff not in cutoffs:
+            return None
+        return _mean(hit_at(s.first_relevant_rank, cutoff) for s in judged)
+
     reasons: dict[str, int] = {}
     for score in scores:
         reasons[score.stop_reason] = reasons.get(score.stop_reason, 0) + 1
-    covered = [s.answer_covered for s in scores if s.answer_covered is not None]
     return AgenticReport(
+        protocol=protocol,
         budget=budget,
         max_steps=max_steps,
+        search_k=search_k,
+        cutoffs=cutoffs,
         questions=len(scores),
-        judged=sum(s.recall is not None for s in scores),
-        recall_at_budget=_mean(s.recall for s in scores),
+        judged=len(judged),
+        recall_at_1=recall(1),
+        recall_at_10=recall(10),
+        recall_at_100=recall(100),
+        recall_at_budget=recall(budget),
         coverage_questions=len(covered),
         answer_coverage=_mean(float(c) for c in covered),
         cover_em=_mean(s.cover_em for s in scores),

@@ -1,12 +1,26 @@
-"""An agentic search loop in the spirit of the SIRA paper's BrowseComp-Wikipedia setting.
+"""An agentic search loop: the SIRA paper's BrowseComp-Wikipedia setting (§4.4) by default.
 
 The LLM is handed the grounded search tool (it writes its own expansions; the index's DF
 statistics still decide which reach the query) and the category tool, and picks one action
 per step until it answers or its budget is spent. The budget counts, as in the paper, every
-unique page a tool returned: a page seen twice costs once, and the pages beyond the budget are
-never shown, so Recall@B is measured on exactly what the agent read. Categories the category
-tool confirmed enter later searches as category clauses; a proposed category never does
-without that check.
+unique page a search returned: a page returned twice costs once, and the pages beyond the
+budget are dropped, so the pages kept (``AgentRun.pages_read``, deduplicated, in retrieval
+order) are the ranked stream that Recall@B cuts. Categories the category tool confirmed enter
+later searches as category clauses; a proposed category never does without that check.
+
+Two protocols, named after the paper's wording:
+
+* ``evidence-blind`` (the default, the paper's SIRA agent): "SIRA is not allowed to inspect
+  retrieved snippets or pages and then reformulate the query using that retrieved context."
+  After a search the LLM is told only what concerns its own query and the budget: how many
+  new pages the search added, how many of the budget are used, and which of ITS expansions
+  the index did not use (with the DF reason). The category tool's answers (exists, its page
+  count, the nearest existing categories) are shown: the paper lets the agent validate
+  categories against the category graph before searching. Never a title, a snippet, a
+  document id or any document text; the pages' text is fetched for scoring only.
+* ``snippets`` (the paper's Perplexity-style baseline: "inspect returned titles and snippets,
+  reformulate its query"): each search's observation names up to ``PAGES_SHOWN`` new pages
+  with their title and a ``SNIPPET_CHARS``-character snippet.
 
 Nothing the LLM writes can crash a run: output that does not parse (or does not validate) is
 recorded as a ``malformed`` step and the next step is asked for, and a tool refusing an
@@ -22,9 +36,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from sira_seek.agent.prompts import AgentAction, AgentPrompt, TranscriptEntry
+from sira_seek.agent.prompts import AgentAction, AgentPrompt, SearchProtocol, TranscriptEntry
 from sira_seek.agent.tools import CategoryLookup, SearchToolResult
 from sira_seek.llm.errors import LLMCallError, MalformedOutputError
 from sira_seek.llm.request import LLMRequest
@@ -35,6 +49,16 @@ logger = logging.getLogger(__name__)
 
 StepKind = Literal["search", "category", "answer", "malformed", "tool_error", "llm_error"]
 StopReason = Literal["answered", "budget", "max_steps", "llm_error"]
+PROTOCOLS: tuple[SearchProtocol, ...] = ("evidence-blind", "snippets")
+
+PROTOCOL_DEFAULTS: dict[str, dict[str, int]] = {
+    # §4.4: one fixed 100-unique-page budget; searches of 20 pages (the Perplexity tool's "up to
+    # 20 results per query") leave room for several angles before the budget is full.
+    "evidence-blind": {"budget": 100, "max_steps": 10, "search_k": 20},
+    # the loop as it was before the paper's protocol became the default
+    "snippets": {"budget": 10, "max_steps": 6, "search_k": 5},
+}
+"""Per protocol, the bounds an episode gets when none is given."""
 
 SNIPPET_CHARS = 100
 """Characters of each new page's text shown back to the LLM: enough to recognise a bridge
@@ -97,8 +121,10 @@ class AgentRun(BaseModel):
     question: str
     answer: str | None = None
     stop_reason: StopReason
+    protocol: SearchProtocol = "evidence-blind"
     budget: int
     max_steps: int
+    search_k: int
     pages_read: list[PageRead] = Field(default_factory=list)
     steps: list[AgentStep] = Field(default_factory=list)
     grounded_categories: list[str] = Field(default_factory=list)
@@ -125,20 +151,54 @@ class AgentRun(BaseModel):
 
 
 class AgentLoopSettings(BaseModel):
-    """Bounds of one episode. ``budget`` is B of Recall@B: unique pages, not calls."""
+    """Bounds of one episode. ``budget`` is the page budget: unique pages, not calls.
 
-    budget: int = Field(default=10, ge=1)
-    max_steps: int = Field(
-        default=6, ge=1, description="LLM calls per question, malformed included."
-    )
-    search_k: int = Field(default=5, ge=1, le=100, description="Passages asked of each search.")
+    ``budget``, ``max_steps`` and ``search_k`` left out (or None) take ``protocol``'s defaults
+    (``PROTOCOL_DEFAULTS``).
+    """
+
+    protocol: SearchProtocol = "evidence-blind"
+    budget: int = Field(ge=1)
+    max_steps: int = Field(ge=1, description="LLM calls per question, malformed included.")
+    search_k: int = Field(ge=1, le=100, description="Passages asked of each search.")
     category_k: int = Field(default=5, ge=1, le=100)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _protocol_defaults(cls, values: object) -> object:
+        return with_protocol_defaults(values)
+
+    @classmethod
+    def for_protocol(
+        cls, protocol: SearchProtocol = "evidence-blind", **bounds: int | None
+    ) -> AgentLoopSettings:
+        """``protocol``'s settings, with the bounds given (None: the protocol's default)."""
+        return cls.model_validate({"protocol": protocol, **bounds})
+
+
+def with_protocol_defaults(values: object) -> object:
+    """``values`` (a mapping) with every missing or None bound set to its protocol's default;
+    anything else is returned as it is, for pydantic to refuse."""
+    if not isinstance(values, dict):
+        return values
+    protocol = values.get("protocol")
+    # an unknown protocol takes the default's bounds: pydantic then names only the protocol
+    defaults = PROTOCOL_DEFAULTS.get(
+        protocol if isinstance(protocol, str) else "", PROTOCOL_DEFAULTS["evidence-blind"]
+    )
+    given = {key: value for key, value in values.items() if value is not None}
+    return {**defaults, **given}
 
 
 def _decode(response: LLMResponse) -> AgentAction:
     """The action in ``response``; ``ValueError`` (incl. pydantic's) when it is not one."""
     value = response.parsed if response.parsed is not None else parse_json_output(response.text)
     return AgentAction.model_validate(value)
+
+
+def blind_observation(new: int, used: int, budget: int) -> str:
+    """What an evidence-blind search shows: budget accounting, nothing of the pages."""
+    return f"{new} new pages, {used} of {budget} used"
 
 
 def _snippet(text: str) -> str:
@@ -159,7 +219,12 @@ class AgentLoop:
         self.llm = llm
         self.tools = tools
         self.prompt = prompt
-        self.settings = settings or AgentLoopSettings()
+        self.settings = settings or AgentLoopSettings.for_protocol(prompt.protocol)
+        if prompt.protocol != self.settings.protocol:
+            raise ValueError(
+                f"the prompt is for the {prompt.protocol} protocol, the settings for "
+                f"{self.settings.protocol}"
+            )
 
     def run(
         self,
@@ -200,8 +265,10 @@ class AgentLoop:
             question=question,
             answer=answer,
             stop_reason=stop,
+            protocol=s.protocol,
             budget=s.budget,
             max_steps=s.max_steps,
+            search_k=s.search_k,
             pages_read=list(pages.values()),
             steps=steps,
             grounded_categories=grounded,
@@ -295,7 +362,9 @@ class AgentLoop:
             for g in result.grounding
             if g.kind == "phrase" and not g.kept
         ]
-        if new:
+        if self.settings.protocol == "evidence-blind":
+            observation = blind_observation(len(new), len(pages), self.settings.budget)
+        elif new:
             shown = " | ".join(f"{p.title or p.id}: {_snippet(p.text)}" for p in new[:PAGES_SHOWN])
             more = len(new) - PAGES_SHOWN
             observation = shown + (f" (+{more} more)" if more > 0 else "")

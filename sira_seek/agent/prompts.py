@@ -1,5 +1,11 @@
-"""The one prompt of the agentic search loop: "given the question and what you found so far,
+"""The one prompt of the agentic search loop: "given the question and your steps so far,
 choose the next action", answered as a small JSON object under a schema.
+
+Per protocol (``sira_seek.agent.loop``): under ``evidence-blind`` (the default) the
+instruction and the solved examples show only the agent's own actions and what the tools said
+about them (pages added to the budget, expansions not used, category checks); under
+``snippets`` they show the pages found, as titles and snippets. The prompt renders whatever
+observation the loop recorded; it is the loop that keeps retrieved text out of it.
 
 Two renderings of the same transcript, because the models differ in what they can follow: an
 instruction model reads a chat instruction; a 270M base model (the CPU default) only continues
@@ -20,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sira_seek.llm.request import ChatMessage, LLMRequest
 
 PromptStyle = Literal["chat", "fewshot"]
+SearchProtocol = Literal["evidence-blind", "snippets"]
 
 ActionKind = Literal["search", "category", "answer"]
 
@@ -78,7 +85,77 @@ _INSTRUCTION = (
     'categories), or "answer" with the final answer in "text" once the pages found hold it.'
 )
 
-_EXAMPLES: tuple[tuple[str, tuple[tuple[AgentAction, str], ...]], ...] = (
+_BLIND_INSTRUCTION = (
+    "You find the encyclopedia pages that answer a question by writing searches, without "
+    "reading the pages: after each search you are told only how many new pages it added to a "
+    "fixed page budget and which of your expansions the index did not use. Each step is one "
+    'JSON action: "search" with a query in "text" and up to 3 "expansions" (words or short '
+    "phrases the answer's page would contain but the query lacks; never the answer itself), "
+    "each search from another clue or candidate than the last; "
+    '"category" with a category name in "text" (says whether it exists and its nearest '
+    "categories; one that exists narrows the later searches), or "
+    '"answer" with your best answer in "text" when more searches would not help.'
+)
+
+Episode = tuple[str, tuple[tuple[AgentAction, str], ...]]
+
+_BLIND_EXAMPLES: tuple[Episode, ...] = (
+    (
+        "Which magazine was started first, Arthur's Magazine or First for Women?",
+        (
+            (
+                AgentAction(
+                    action="search",
+                    text="Arthur's Magazine",
+                    expansions=["literary periodical", "founded"],
+                ),
+                "20 new pages, 20 of 100 used",
+            ),
+            (
+                AgentAction(
+                    action="search",
+                    text="First for Women magazine",
+                    expansions=["women's magazine", "started"],
+                ),
+                "20 new pages, 40 of 100 used",
+            ),
+            (AgentAction(action="answer", text="Arthur's Magazine"), ""),
+        ),
+    ),
+    (
+        "The director of the romantic comedy Big Stone Gap is based in what New York city?",
+        (
+            (
+                AgentAction(action="category", text="American romantic comedy films"),
+                'category "American romantic comedy films": absent; nearest: Romantic comedy films',
+            ),
+            (
+                AgentAction(action="category", text="Romantic comedy films"),
+                'category "Romantic comedy films": exists, 212 pages',
+            ),
+            (
+                AgentAction(
+                    action="search",
+                    text="Big Stone Gap film director",
+                    expansions=["directed by", "screenwriter"],
+                ),
+                "20 new pages, 20 of 100 used",
+            ),
+            (
+                AgentAction(
+                    action="search",
+                    text="novelist who directed Big Stone Gap",
+                    expansions=["best-selling author", "based in"],
+                ),
+                "17 new pages, 37 of 100 used; expansions not used: based in (too_common)",
+            ),
+            (AgentAction(action="answer", text="Greenwich Village, New York City"), ""),
+        ),
+    ),
+)
+"""Solved episodes as the evidence-blind agent sees them: its actions and the budget, no page."""
+
+_EXAMPLES: tuple[Episode, ...] = (
     (
         "Which magazine was started first, Arthur's Magazine or First for Women?",
         (
@@ -141,43 +218,58 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _episode(question: str, steps: Sequence[tuple[AgentAction | None, str]]) -> str:
+def _episode(
+    question: str, steps: Sequence[tuple[AgentAction | None, str]], label: str = "Found"
+) -> str:
     lines = [f"Question: {_flat(question)}"]
     for number, (action, observation) in enumerate(steps, start=1):
         shown = action.to_prompt_json() if action is not None else "(unusable output)"
         lines.append(f"Step {number}: {shown}")
         if observation:
-            lines.append(f"Found: {_flat(observation)}")
+            lines.append(f"{label}: {_flat(observation)}")
     return "\n".join(lines)
 
 
-class AgentPrompt:
-    """Builds the next-action request for one style; the loop never knows which style is used.
+HISTORY: dict[str, int] = {"evidence-blind": 12, "snippets": 4}
+"""Earlier steps shown per protocol: an evidence-blind observation is one short line, so a
+whole default episode (10 steps) fits; snippets are long, so only the latest 4."""
 
-    ``history`` caps how many earlier steps are shown (the latest ones): a 2,048-token context
-    holds the examples plus a few observations, not a whole episode of page snippets.
+
+class AgentPrompt:
+    """Builds the next-action request for one style and protocol; the loop never knows which
+    style is used.
+
+    ``history`` caps how many earlier steps are shown (the latest ones; default ``HISTORY`` of
+    the protocol): a 2,048-token context holds the examples plus a few observations, not a
+    whole episode of page snippets.
     """
 
     def __init__(
         self,
         style: PromptStyle,
         *,
+        protocol: SearchProtocol = "evidence-blind",
         max_tokens: int = 96,
         temperature: float = 0.0,
         seed: int | None = 0,
-        history: int = 4,
+        history: int | None = None,
     ) -> None:
         self.style = style
+        self.protocol = protocol
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self.history = history
+        self.history = HISTORY[protocol] if history is None else history
+        blind = protocol == "evidence-blind"
+        self._instruction = _BLIND_INSTRUCTION if blind else _INSTRUCTION
+        self._examples = _BLIND_EXAMPLES if blind else _EXAMPLES
+        self._label = "Result" if blind else "Found"
 
     def next_action(self, question: str, transcript: Sequence[TranscriptEntry]) -> LLMRequest:
         shown = list(transcript)[-self.history :] if self.history else []
         first = len(transcript) - len(shown) + 1
         steps = [(entry.action, entry.observation) for entry in shown]
-        current = _episode(question, steps).splitlines()
+        current = _episode(question, steps, self._label).splitlines()
         if first > 1:  # renumber: the step labels must match what the loop counts
             current = [_renumber(line, first - 1) for line in current]
         next_label = f"Step {len(transcript) + 1}:"
@@ -195,13 +287,13 @@ class AgentPrompt:
             )
             return LLMRequest(
                 messages=(
-                    ChatMessage(role="system", content=_INSTRUCTION),
+                    ChatMessage(role="system", content=self._instruction),
                     ChatMessage(role="user", content=user),
                 ),
                 **sampling,
             )
-        shots = "\n\n".join(_episode(q, steps_) for q, steps_ in _EXAMPLES)
-        prompt = f"{_INSTRUCTION}\n\n{shots}\n\n" + "\n".join(current) + f"\n{next_label} "
+        shots = "\n\n".join(_episode(q, steps_, self._label) for q, steps_ in self._examples)
+        prompt = f"{self._instruction}\n\n{shots}\n\n" + "\n".join(current) + f"\n{next_label} "
         return LLMRequest(prompt=prompt, **sampling)
 
 

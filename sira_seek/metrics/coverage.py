@@ -19,16 +19,25 @@ choices, each stated):
   has no meaning for a passage);
 * questions without any gold answer are left out of the denominator and counted apart
   (``no_gold``), as `qa.score_predictions` does; so are questions the run does not
-  hold.
+  hold;
+* yes/no questions (HotpotQA comparisons, gold ``yes`` or ``no``) are counted like any other:
+  the paper's coverage is "the fraction of queries for which its retrieved documents contain
+  verifiable answer evidence", with "the gold answer string" appearing in the retrieved text,
+  and it names no exception. Such a gold is matched as the whole token ``yes`` / ``no``, which
+  a passage rarely holds as the answer and sometimes holds by chance ("no" more often, and
+  the more passages the likelier): read coverage on a set with many comparison questions with
+  that in mind.
 
-The passages come from elsewhere: ``sira_seek.workflows.evaluate`` fetches a run's top-k texts
-from the index (runs are scored without ``_source``) and passes them here.
+One definition for every caller: ``eval retrieval --qa`` (``sira_seek.workflows.evaluate``
+fetches a run's top-k texts from the index and passes them here) and ``eval agentic``
+(``sira_seek.agent.evaluation``, over the pages of the agent's stream) both decide with
+``gold_aliases`` and ``first_covering_rank``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -50,6 +59,12 @@ def coverage_key(k: int) -> str:
 def _padded(text: str) -> str:
     # Spaces on both sides turn "contains this token run" into a substring test.
     return f" {normalize_answer(text)} "
+
+
+def gold_aliases(golden_answers: Iterable[str | None]) -> list[str]:
+    """The aliases a question is scored on: every given one, yes/no included (None dropped).
+    Empty means the question has no gold answer and is left out of coverage."""
+    return [alias for alias in golden_answers if alias is not None]
 
 
 def answer_in_passage(golden_answers: Sequence[str], passage: str) -> bool:
@@ -104,7 +119,7 @@ def answer_coverage(
     first_rank: dict[str, int | None] = {}
     no_gold = 0
     for qid, passages in ranked_passages.items():
-        golds = [a for a in answers.get(qid, ()) if a is not None]
+        golds = gold_aliases(answers.get(qid, ()))
         if not golds:
             no_gold += 1
             continue

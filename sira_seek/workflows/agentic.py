@@ -1,9 +1,15 @@
 """The agentic evaluation workflow: what ``eval agentic`` does, for every front end.
 
 Reads the questions and judgements (and refuses them before any connection or model load),
-lets an LLM agent answer each question with the grounded search and category tools under a
-page budget, and scores what it read: Recall@B against the judgements, answer coverage of the
-pages read and Cover-EM of its answers (``sira_seek.agent.evaluation``).
+lets an LLM agent search for each question with the grounded search and category tools under
+a page budget, and scores the stream of pages its searches returned: Recall@B at B = 1, 10,
+100 (hit indicators, the SIRA paper's §4.4) against the judgements, answer coverage of those
+pages and Cover-EM of its answers (``sira_seek.agent.evaluation``).
+
+The protocol is the paper's ``evidence-blind`` one by default (the LLM never sees a retrieved
+title, snippet or page; one 100-page budget); ``snippets`` is the loop that reads titles and
+snippets (budget 10). The bounds a request leaves out are its protocol's
+(``sira_seek.agent.loop.PROTOCOL_DEFAULTS``), set once when the request is validated.
 """
 
 from __future__ import annotations
@@ -13,10 +19,24 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sira_seek.agent.evaluation import AgenticReport, evaluate_runs
-from sira_seek.agent.loop import AgentLoop, AgentLoopSettings, AgentRun
+from sira_seek.agent.loop import (
+    AgentLoop,
+    AgentLoopSettings,
+    AgentRun,
+    SearchProtocol,
+    with_protocol_defaults,
+)
 from sira_seek.corpus import ReadReport, read_qrels
 from sira_seek.seek.questions import QuestionInput, read_questions
 from sira_seek.sira.settings import MAX_WEIGHT
@@ -41,9 +61,20 @@ class AgenticEvaluationRequest(BaseModel):
     llm: str | None = Field(
         default=None, description="LLM spec (default: SIRA_SEEK_LLM_BACKEND, else the CPU model)."
     )
-    budget: StrictInt = Field(default=10, ge=1, description="B: unique pages per question.")
-    max_steps: StrictInt = Field(default=6, ge=1, description="LLM calls per question.")
-    search_k: StrictInt = Field(default=5, ge=1, le=100, description="Passages per search.")
+    protocol: SearchProtocol = Field(
+        default="evidence-blind",
+        description="evidence-blind (the paper's §4.4: no retrieved text reaches the LLM) or "
+        "snippets (the LLM reads titles and snippets of the pages found).",
+    )
+    budget: StrictInt = Field(
+        ge=1, description="Unique pages per question (default: 100 evidence-blind, 10 snippets)."
+    )
+    max_steps: StrictInt = Field(
+        ge=1, description="LLM calls per question (default: 10 evidence-blind, 6 snippets)."
+    )
+    search_k: StrictInt = Field(
+        ge=1, le=100, description="Passages per search (default: 20 evidence-blind, 5 snippets)."
+    )
     tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     limit: StrictInt | None = Field(default=None, ge=1)
@@ -53,10 +84,21 @@ class AgenticEvaluationRequest(BaseModel):
     use_cache: bool | None = None
     strict: bool = True
 
+    @model_validator(mode="before")
+    @classmethod
+    def _protocol_defaults(cls, values: object) -> object:
+        return with_protocol_defaults(values)
+
     @field_validator("index")
     @classmethod
     def _index(cls, value: str) -> str:
         return validation.index_name(value)
+
+    def loop_settings(self) -> AgentLoopSettings:
+        """The agent loop's bounds: this request's protocol, budget, step cap and search size."""
+        return AgentLoopSettings.for_protocol(
+            self.protocol, budget=self.budget, max_steps=self.max_steps, search_k=self.search_k
+        )
 
     @classmethod
     def build(cls, **values: Any) -> AgenticEvaluationRequest:
@@ -82,7 +124,8 @@ class AgenticEvaluation(BaseModel):
     skipped: list[str] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The documented ``eval agentic --json`` object (docs/reference/json-output.md)."""
+        """The documented ``eval agentic --json`` object (docs/reference/json-output.md): the
+        protocol, budget and cut-offs first (in ``report``), then the scores."""
         return {
             "index": self.index,
             "llm": self.llm,
@@ -128,7 +171,8 @@ def evaluate_agentic(
     on_progress: Callable[[int], None] | None = None,
     on_skipped: Callable[[list[str]], None] | None = None,
 ) -> AgenticEvaluation:
-    """Run the agent on every question of ``request`` and score what it read.
+    """Run the agent on every question of ``request`` and score the stream of pages its
+    searches returned.
 
     ``on_skipped(lines)`` gets the bad lines a lenient read skipped (before anything is
     connected), ``on_start(questions)`` is called once the model is loaded, ``on_progress(1)``
@@ -192,10 +236,8 @@ def _run_agent(
     llm = BlockingLLMClient(
         create_llm_client(spec, settings=llm_settings, use_cache=request.use_cache)
     )
-    settings = AgentLoopSettings(
-        budget=request.budget, max_steps=request.max_steps, search_k=request.search_k
-    )
-    loop = AgentLoop(llm, tools, AgentPrompt(resolve_prompt_style("auto", spec)), settings)
+    prompt = AgentPrompt(resolve_prompt_style("auto", spec), protocol=request.protocol)
+    loop = AgentLoop(llm, tools, prompt, request.loop_settings())
     runs: list[AgentRun] = []
     try:
         if on_start is not None:

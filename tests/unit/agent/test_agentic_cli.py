@@ -29,3 +29,9 @@ def test_questions_without_any_judgement_are_bad_input(tmp_path: Path) -> None:
 def test_a_budget_below_one_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, [*_inputs(tmp_path, "q1"), "--budget", "0"])
     assert result.exit_code == 2 and "--budget" in result.output
+
+
+def test_an_unknown_protocol_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, [*_inputs(tmp_path, "q1"), "--protocol", "peek"])
+    assert result.exit_code == 2 and "--protocol" in result.output
+    assert "evidence-blind" in result.output and "snippets" in result.output

@@ -47,7 +47,8 @@ def test_unjudged_questions_and_bad_knobs_are_refused_before_connecting(tmp_path
     request = AgenticEvaluationRequest.build(index="idx", **_files(tmp_path, judged="other"))
     with pytest.raises(InvalidInput, match="none of the 1 questions"):
         evaluate_agentic(_never, request)
-    for bad in ({"index": "a*"}, {"tau": 5.0}, {"budget": 0}, {"search_k": 101}):
+    bads = ({"index": "a*"}, {"tau": 5.0}, {"budget": 0}, {"search_k": 101}, {"protocol": "x"})
+    for bad in bads:
         with pytest.raises(InvalidInput):
             AgenticEvaluationRequest.build(**{"index": "idx", **_files(tmp_path), **bad})
 
@@ -87,10 +88,13 @@ def test_a_run_is_scored_traced_and_reported(
     assert done.report.questions == 1 and done.report.llm_errors == 0
     (result,) = done.report.results
     assert result.answer == "1844" and result.stop_reason == "answered"
-    assert result.recall == 1.0 and result.answer_covered is True
+    assert result.first_relevant_rank == 1 and result.answer_covered is True
     assert done.llm_calls == 2
     out = done.to_json()
     assert list(out)[:2] == ["index", "llm"] and out["llm"] == "scripted:x"
+    assert (out["protocol"], out["budget"], out["cutoffs"]) == ("evidence-blind", 3, [1, 3])
+    assert (out["recall_at_1"], out["recall_at_budget"]) == (1.0, 1.0)
+    assert out["recall_at_10"] is None and out["recall_at_100"] is None  # above the budget
     assert list(out)[-3:] == ["llm_calls", "completion_tokens", "seconds"]
     (line,) = trace.read_text().splitlines()
     assert json.loads(line)["question_id"] == "q1"

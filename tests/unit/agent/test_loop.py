@@ -24,13 +24,16 @@ from scripted_llm import Answer, ScriptedLLMDouble  # noqa: E402
 from sira_seek.agent.evaluation import (  # noqa: E402
     answer_in_pages,
     evaluate_runs,
-    recall_at_budget,
+    first_relevant_rank,
+    hit_at,
+    recall_cutoffs,
 )
-from sira_seek.agent.loop import AgentLoop, AgentLoopSettings, AgentRun  # noqa: E402
+from sira_seek.agent.loop import AgentLoop, AgentLoopSettings, AgentRun, PageRead  # noqa: E402
 from sira_seek.agent.prompts import (  # noqa: E402
     ACTION_SCHEMA,
     AgentAction,
     AgentPrompt,
+    SearchProtocol,
     TranscriptEntry,
 )
 from sira_seek.agent.tools import (  # noqa: E402
@@ -106,11 +109,19 @@ class ScriptedToolbox:
 
 
 def _loop(
-    script: Sequence[Answer], tools: Any, **settings: Any
+    script: Sequence[Answer],
+    tools: Any,
+    protocol: SearchProtocol = "snippets",
+    **settings: Any,
 ) -> tuple[AgentLoop, ScriptedLLMDouble]:
+    """The loop under ``protocol``; the tests of this module default to ``snippets``, whose
+    observations show what a search found (test_evidence_blind.py covers the default one)."""
     llm = ScriptedLLMDouble(sequence=script)
     loop = AgentLoop(
-        BlockingLLMClient(llm), tools, AgentPrompt("fewshot"), AgentLoopSettings(**settings)
+        BlockingLLMClient(llm),
+        tools,
+        AgentPrompt("fewshot", protocol=protocol),
+        AgentLoopSettings.for_protocol(protocol, **settings),
     )
     return loop, llm
 
@@ -273,7 +284,7 @@ def test_real_tools_over_the_memory_backend_ground_a_category_before_using_it() 
 
 
 def test_fewshot_prompt_shows_the_latest_steps_with_their_true_numbers() -> None:
-    prompt = AgentPrompt("fewshot", history=2)
+    prompt = AgentPrompt("fewshot", protocol="snippets", history=2)
     transcript = [
         TranscriptEntry(action=AgentAction(action="search", text=f"q{i}"), observation=f"o{i}")
         for i in range(1, 5)
@@ -287,39 +298,87 @@ def test_fewshot_prompt_shows_the_latest_steps_with_their_true_numbers() -> None
 
 
 def test_chat_prompt_instructs_and_asks_for_the_next_step() -> None:
-    request = AgentPrompt("chat").next_action(QUESTION, [])
+    request = AgentPrompt("chat", protocol="snippets").next_action(QUESTION, [])
     assert request.messages is not None and request.messages[0].role == "system"
     assert '"category"' in request.messages[0].content
     assert request.messages[1].content.startswith(f"Question: {QUESTION}")
     assert "step 1" in request.messages[1].content
 
 
-def _run(pages: list[tuple[str, str]], answer: str | None, qid: str = "q") -> AgentRun:
-    from sira_seek.agent.loop import PageRead
+def test_a_prompt_and_settings_of_different_protocols_are_refused() -> None:
+    with pytest.raises(ValueError, match="evidence-blind protocol, the settings for snippets"):
+        AgentLoop(
+            BlockingLLMClient(ScriptedLLMDouble()),
+            ScriptedToolbox({}),
+            AgentPrompt("chat"),
+            AgentLoopSettings.for_protocol("snippets"),
+        )
 
+
+def test_settings_take_their_protocols_defaults() -> None:
+    blind = AgentLoopSettings()
+    assert (blind.protocol, blind.budget, blind.max_steps, blind.search_k) == (
+        "evidence-blind", 100, 10, 20
+    )  # fmt: skip
+    snippets = AgentLoopSettings.for_protocol("snippets", budget=None)
+    assert (snippets.budget, snippets.max_steps, snippets.search_k) == (10, 6, 5)
+    assert AgentLoopSettings.for_protocol("snippets", budget=30).budget == 30
+
+
+def _run(
+    pages: list[tuple[str, str]], answer: str | None, qid: str = "q", budget: int = 4
+) -> AgentRun:
     return AgentRun(
         question_id=qid,
         question="?",
         answer=answer,
         stop_reason="answered" if answer else "budget",
-        budget=4,
+        budget=budget,
         max_steps=6,
+        search_k=5,
         pages_read=[PageRead(id=i, title="", text=t, step=1) for i, t in pages],
     )
 
 
-def test_recall_at_budget_counts_relevant_pages_only() -> None:
-    assert recall_at_budget(["a", "b", "c"], {"a": 1, "z": 1}) == 0.5
-    assert recall_at_budget(["a"], {"a": 0, "b": 1}) == 0.0  # grade 0 is not relevant
-    assert recall_at_budget(["a"], {}) is None
+def test_the_first_relevant_rank_counts_relevant_pages_only() -> None:
+    assert first_relevant_rank(["a", "b", "c"], {"c": 1, "z": 1}) == 3
+    assert first_relevant_rank(["a"], {"a": 0, "b": 1}) is None  # grade 0 is not relevant
+    assert first_relevant_rank(["a"], {}) is None
+    assert [hit_at(7, b) for b in (1, 10, 100)] == [0, 1, 1]
+    assert hit_at(None, 100) == 0
 
 
-def test_answer_coverage_matches_whole_normalised_tokens() -> None:
+def test_cutoffs_are_the_papers_up_to_the_budget_and_the_budget() -> None:
+    assert recall_cutoffs(100) == [1, 10, 100]
+    assert recall_cutoffs(10) == [1, 10]
+    assert recall_cutoffs(5) == [1, 5]
+    assert recall_cutoffs(250) == [1, 10, 100, 250]
+    assert recall_cutoffs(1) == [1]
+
+
+def test_answer_coverage_is_the_metrics_definition() -> None:
     assert answer_in_pages(["It started in 1989."], ["1989"]) is True
     assert answer_in_pages(["Serial 19890 was issued."], ["1989"]) is False
     assert answer_in_pages(["the O’Neal family"], ["O'Neal"]) is True  # PAGER normalisation
-    assert answer_in_pages(["Yes, it is."], ["yes"]) is None  # yes/no: not scorable
+    # yes/no golds count like any other string, as in eval retrieval's coverage
+    assert answer_in_pages(["Yes, it is."], ["yes"]) is True
+    assert answer_in_pages(["It is."], ["no"]) is False
     assert answer_in_pages([], ["Paris"]) is False
+    assert answer_in_pages(["Paris"], []) is None
+
+
+def test_the_yes_no_rule_is_the_same_in_both_coverages() -> None:
+    from sira_seek.metrics.coverage import answer_coverage
+
+    pages = {"yes": ["Yes, both are magazines."], "no": ["nothing to see"], "none": ["x"]}
+    golds = {"yes": ["yes"], "no": ["no"], "none": []}
+    retrieval = answer_coverage(pages, golds, ks=(10,))
+    agent = {qid: answer_in_pages(texts, golds[qid]) for qid, texts in pages.items()}
+    assert agent == {"yes": True, "no": False, "none": None}
+    assert {q: r is not None for q, r in retrieval.first_rank.items()} == {
+        q: c for q, c in agent.items() if c is not None
+    }
+    assert retrieval.questions == 2 and retrieval.no_gold == 1
 
 
 def test_evaluate_runs_means_skip_what_cannot_be_scored() -> None:
@@ -328,14 +387,20 @@ def test_evaluate_runs_means_skip_what_cannot_be_scored() -> None:
         _run([("c", "nothing")], None, "q2"),
         _run([("d", "x")], "no", "q3"),
     ]
-    qrels = {"q1": {"a": 1, "z": 1}, "q2": {"c": 1}}
+    qrels = {"q1": {"b": 1, "z": 1}, "q2": {"c": 1}}
     golden = {"q1": ["Greenwich Village"], "q2": ["Paris"], "q3": ["yes"]}
     report = evaluate_runs(runs, qrels, golden)
-    assert report.judged == 2 and report.recall_at_budget == pytest.approx(0.75)
-    assert report.coverage_questions == 2 and report.answer_coverage == 0.5
+    assert (report.protocol, report.budget, report.search_k) == ("evidence-blind", 4, 5)
+    assert report.cutoffs == [1, 4]
+    assert report.judged == 2 and report.recall_at_1 == 0.5 and report.recall_at_budget == 1.0
+    assert report.recall_at_10 is None and report.recall_at_100 is None  # above the budget
+    assert report.coverage_questions == 3 and report.answer_coverage == pytest.approx(1 / 3)
     assert report.cover_em == pytest.approx(1 / 3)
     assert report.answered == 2 and report.mean_pages_read == pytest.approx(4 / 3)
     assert report.stop_reasons == {"answered": 2, "budget": 1}
-    assert [r.recall for r in report.results] == [0.5, 1.0, None]
+    assert [r.first_relevant_rank for r in report.results] == [2, 1, None]
+    assert [r.answer_covered for r in report.results] == [True, False, False]
     with pytest.raises(ValueError, match="different budgets"):
         evaluate_runs([*runs, runs[0].model_copy(update={"budget": 9})], qrels, golden)
+    with pytest.raises(ValueError, match="different budgets"):
+        evaluate_runs([*runs, runs[0].model_copy(update={"protocol": "snippets"})], qrels, golden)
