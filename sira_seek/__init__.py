@@ -31,7 +31,9 @@ first use.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sira_seek.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from sira_seek.client import Engine, SiraSeek
@@ -53,15 +55,15 @@ __all__ = [
     "connect",
 ]
 
-# Public name -> module that defines it; imported on first attribute access (PEP 562).
-_LAZY = {
-    "SiraSeek": "sira_seek.client",
-    "IngestReport": "sira_seek.ingest",
-    "SeekResult": "sira_seek.seek.results",
-    "SiraHit": "sira_seek.sira.results",
-    "SiraResult": "sira_seek.sira.results",
-    "RunReport": "sira_seek.sync.run_report",
+# Where each public name is defined; imported on first attribute access (PEP 562).
+_EXPORTS = {
+    "sira_seek.client": ("SiraSeek",),
+    "sira_seek.ingest": ("IngestReport",),
+    "sira_seek.seek.results": ("SeekResult",),
+    "sira_seek.sira.results": ("SiraHit", "SiraResult"),
+    "sira_seek.sync.run_report": ("RunReport",),
 }
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 def connect(
@@ -92,18 +94,3 @@ def connect(
         verify_certs=verify_certs,
         engine=engine,
     )
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'sira_seek' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

@@ -5,36 +5,43 @@ Optional backends (llama.cpp, the packaged Gemma model) are imported only when u
 package imports without them.
 """
 
-from sira_seek.llm.blocking import BlockingLLMClient
-from sira_seek.llm.cache import CachingLLMClient, ResponseCache, cache_key
-from sira_seek.llm.client import LLMClient, generate_many_bounded
-from sira_seek.llm.errors import (
-    BackendUnavailableError,
-    BadRequestError,
-    ContextTooLongError,
-    LLMCallError,
-    LLMTimeoutError,
-    MalformedOutputError,
-    ModelNotFoundError,
-    PrecomputedMissingError,
-    ServerError,
-    ServerUnreachableError,
-)
-from sira_seek.llm.factory import create_backend, create_llm_client
-from sira_seek.llm.ledger import LLMCallRecord, LLMUsageLedger, MeteredLLMClient
-from sira_seek.llm.openai_http import HTTPClientSettings, OpenAICompatibleClient
-from sira_seek.llm.precomputed import PrecomputedKeywords, PrecomputedLLMClient
-from sira_seek.llm.prompts import KEYWORDS_SCHEMA, keyword_prompt, keyword_request
-from sira_seek.llm.request import ChatMessage, LLMRequest
-from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
-from sira_seek.llm.retry import RetryPolicy
-from sira_seek.llm.settings import LLMSettings
-from sira_seek.llm.spec import (
-    JsonlBackendSpec,
-    LlamaCppBackendSpec,
-    OpenAIBackendSpec,
-    parse_backend_spec,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sira_seek.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .blocking import BlockingLLMClient
+    from .cache import CachingLLMClient, ResponseCache, cache_key
+    from .client import LLMClient, generate_many_bounded
+    from .errors import (
+        BackendUnavailableError,
+        BadRequestError,
+        ContextTooLongError,
+        LLMCallError,
+        LLMTimeoutError,
+        MalformedOutputError,
+        ModelNotFoundError,
+        PrecomputedMissingError,
+        ServerError,
+        ServerUnreachableError,
+    )
+    from .factory import create_backend, create_llm_client
+    from .ledger import LLMCallRecord, LLMUsageLedger, MeteredLLMClient
+    from .openai_http import HTTPClientSettings, OpenAICompatibleClient
+    from .precomputed import PrecomputedKeywords, PrecomputedLLMClient
+    from .prompts import KEYWORDS_SCHEMA, keyword_prompt, keyword_request
+    from .request import ChatMessage, LLMRequest
+    from .response import LLMError, LLMResponse, TokenUsage
+    from .retry import RetryPolicy
+    from .settings import LLMSettings
+    from .spec import (
+        JsonlBackendSpec,
+        LlamaCppBackendSpec,
+        OpenAIBackendSpec,
+        parse_backend_spec,
+    )
 
 __all__ = [
     "KEYWORDS_SCHEMA",
@@ -77,3 +84,68 @@ __all__ = [
     "keyword_request",
     "parse_backend_spec",
 ]
+
+_EXPORTS = {
+    ".blocking": ("BlockingLLMClient",),
+    ".cache": (
+        "CachingLLMClient",
+        "ResponseCache",
+        "cache_key",
+    ),
+    ".client": (
+        "LLMClient",
+        "generate_many_bounded",
+    ),
+    ".errors": (
+        "BackendUnavailableError",
+        "BadRequestError",
+        "ContextTooLongError",
+        "LLMCallError",
+        "LLMTimeoutError",
+        "MalformedOutputError",
+        "ModelNotFoundError",
+        "PrecomputedMissingError",
+        "ServerError",
+        "ServerUnreachableError",
+    ),
+    ".factory": (
+        "create_backend",
+        "create_llm_client",
+    ),
+    ".ledger": (
+        "LLMCallRecord",
+        "LLMUsageLedger",
+        "MeteredLLMClient",
+    ),
+    ".openai_http": (
+        "HTTPClientSettings",
+        "OpenAICompatibleClient",
+    ),
+    ".precomputed": (
+        "PrecomputedKeywords",
+        "PrecomputedLLMClient",
+    ),
+    ".prompts": (
+        "KEYWORDS_SCHEMA",
+        "keyword_prompt",
+        "keyword_request",
+    ),
+    ".request": (
+        "ChatMessage",
+        "LLMRequest",
+    ),
+    ".response": (
+        "LLMError",
+        "LLMResponse",
+        "TokenUsage",
+    ),
+    ".retry": ("RetryPolicy",),
+    ".settings": ("LLMSettings",),
+    ".spec": (
+        "JsonlBackendSpec",
+        "LlamaCppBackendSpec",
+        "OpenAIBackendSpec",
+        "parse_backend_spec",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -37,7 +37,7 @@ def test_import_loads_no_engine_client_or_pydantic_and_shows_the_entry_point() -
                           "all": sorted(sira_seek.__all__)}))
         """
     )
-    assert found["heavy"] == [] and found["ours"] == ["sira_seek"]
+    assert found["heavy"] == [] and found["ours"] == ["sira_seek", "sira_seek.lazy_exports"]
     help_text = str(found["help"])
     assert "sira_seek.connect(" in help_text and "connect(url: 'str | None' = None" in help_text
     assert found["all"] == sorted(
