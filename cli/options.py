@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from sira_seek.backend import ScanContextLostError, SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
@@ -29,6 +30,7 @@ from sira_seek.workflows.errors import (
     NotFound,
     Unavailable,
     classify,
+    validation_message,
 )
 
 from .exit_codes import BadInput, EngineFailure, ExitCode
@@ -38,7 +40,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def cluster_options(func: F) -> F:
-    """--url and auth/TLS flags; each also reads its SIRA_SEEK_* environment variable."""
+    """--url (or --cloud-id) and auth/TLS/SigV4 flags; each also reads its SIRA_SEEK_*
+    environment variable. Which go together is decided by ``ClusterSettings``."""
     opts = [
         click.option("--url", envvar="SIRA_SEEK_URL", help="Cluster URL (wins over a local node)."),
         click.option("--api-key", envvar="SIRA_SEEK_API_KEY", help="API key (base64 id:key)."),
@@ -59,33 +62,52 @@ def cluster_options(func: F) -> F:
             default=None,
             help="Which local node to use when no --url is given.",
         ),
+        click.option(
+            "--aws-region",
+            envvar="SIRA_SEEK_AWS_REGION",
+            help="Sign requests with AWS SigV4 for this region (Amazon OpenSearch Service or "
+            "Serverless; credentials from the AWS default chain; extra: aws).",
+        ),
+        click.option(
+            "--aws-service",
+            envvar="SIRA_SEEK_AWS_SERVICE",
+            type=click.Choice(["es", "aoss"]),
+            default=None,
+            help="SigV4 service: es (a domain, the default) or aoss (a Serverless collection).",
+        ),
+        click.option(
+            "--cloud-id",
+            envvar="SIRA_SEEK_CLOUD_ID",
+            help="Elastic Cloud deployment id, instead of --url (Elasticsearch).",
+        ),
     ]
     for opt in reversed(opts):
         func = opt(func)
     return func
 
 
+def cluster_settings(kwargs: dict[str, Any]) -> ClusterSettings:
+    """Pop the cluster options from ``kwargs`` into validated settings (no network, no disk):
+    options that cannot go together are ``InvalidInput`` (exit 2), in the settings' words."""
+    values = {key: kwargs.pop(key, None) for key in CLUSTER_KEYS}
+    insecure = values.pop("insecure")
+    try:
+        return ClusterSettings.model_validate(
+            {**{k: v for k, v in values.items() if v is not None}, "verify_certs": not insecure}
+        )
+    except ValidationError as exc:
+        raise InvalidInput(validation_message(exc)) from None
+
+
 def backend_from_options(kwargs: dict[str, Any]) -> SearchBackend:
     """Pop the cluster options from ``kwargs`` and connect."""
-    values = {
-        "url": kwargs.pop("url", None),
-        "api_key": kwargs.pop("api_key", None),
-        "username": kwargs.pop("username", None),
-        "password": kwargs.pop("password", None),
-        "ca_certs": kwargs.pop("ca_certs", None),
-        "ssl_fingerprint": kwargs.pop("ssl_fingerprint", None),
-    }
-    insecure = kwargs.pop("insecure", False)
-    engine = kwargs.pop("engine", None)
-    settings = ClusterSettings(
-        **{k: v for k, v in values.items() if v is not None}, verify_certs=not insecure
-    )
-    settings = resolve_url(settings, NodeSettings(), engine=engine)
+    settings = resolve_url(cluster_settings(kwargs), NodeSettings())
     return connect(settings)
 
 
 CLUSTER_KEYS = (
     "url", "api_key", "username", "password", "ca_certs", "ssl_fingerprint", "insecure", "engine",
+    "aws_region", "aws_service", "cloud_id",
 )  # fmt: skip
 """The parameters ``cluster_options`` adds to a command."""
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from sira_seek.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from sira_seek.client import Engine, SiraSeek
+    from sira_seek.client import AwsService, Engine, SiraSeek
     from sira_seek.ingest import IngestReport
     from sira_seek.seek.results import SeekResult
     from sira_seek.sira.results import SiraHit, SiraResult
@@ -76,11 +76,15 @@ def connect(
     ssl_fingerprint: str | None = None,
     verify_certs: bool = True,
     engine: Engine | None = None,
+    aws_region: str | None = None,
+    aws_service: AwsService | None = None,
+    cloud_id: str | None = None,
 ) -> SiraSeek:
     """Connect to a cluster; returns a ``SiraSeek`` (use it as a context manager).
 
     Arguments left out come from ``SIRA_SEEK_*`` environment variables; with no URL at all the
-    running local node (``sira-seek node up``) is used. See ``sira_seek.client.connect``.
+    running local node (``sira-seek node up``) is used. Amazon OpenSearch Service: give
+    ``aws_region`` (SigV4); Elastic Cloud: ``cloud_id``. See ``sira_seek.client.connect``.
     """
     from sira_seek.client import connect as _connect
 
@@ -93,4 +97,7 @@ def connect(
         ssl_fingerprint=ssl_fingerprint,
         verify_certs=verify_certs,
         engine=engine,
+        aws_region=aws_region,
+        aws_service=aws_service,
+        cloud_id=cloud_id,
     )

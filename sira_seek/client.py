@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 Engine = Literal["opensearch", "elasticsearch"]
+AwsService = Literal["es", "aoss"]
 
 
 def connect(
@@ -46,6 +47,9 @@ def connect(
     ssl_fingerprint: str | None = None,
     verify_certs: bool = True,
     engine: Engine | None = None,
+    aws_region: str | None = None,
+    aws_service: AwsService | None = None,
+    cloud_id: str | None = None,
 ) -> SiraSeek:
     """Connect to a cluster and return a ``SiraSeek`` facade over it.
 
@@ -54,6 +58,11 @@ def connect(
     all the local node started by ``sira-seek node up`` is used (``engine`` picks one when both
     run); with neither, a ``SiraSeekEngineError`` says how to get one. The engine behind the URL
     is detected, not configured.
+
+    Managed clusters: ``aws_region`` signs every request with AWS SigV4 (Amazon OpenSearch
+    Service; ``aws_service="aoss"`` for a Serverless collection; the ``aws`` extra), and
+    ``cloud_id`` names an Elastic Cloud deployment instead of ``url``. Arguments that cannot
+    go together raise pydantic's ``ValidationError`` (a ``ValueError``) naming their flags.
     """
     from sira_seek.esplugin.engines.cluster import resolve_url
     from sira_seek.esplugin.engines.registry import connect as connect_backend
@@ -65,13 +74,17 @@ def connect(
         "password": password,
         "ca_certs": ca_certs,
         "ssl_fingerprint": ssl_fingerprint,
+        "engine": engine,
+        "aws_region": aws_region,
+        "aws_service": aws_service,
+        "cloud_id": cloud_id,
     }
     settings = ClusterSettings.model_validate(
         {**{k: v for k, v in given.items() if v is not None}, "verify_certs": verify_certs}
     )
-    settings = resolve_url(settings, NodeSettings(), engine=engine)
+    settings = resolve_url(settings, NodeSettings())
     backend = connect_backend(settings)
-    logger.info("connected to %s", settings.url)
+    logger.info("connected to %s", backend.info.url)
     return SiraSeek(backend)
 
 

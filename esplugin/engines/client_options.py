@@ -6,16 +6,23 @@ from typing import Any
 
 from sira_seek.config import ClusterSettings
 
+from .managed import endpoint_urls, sigv4_auth
+
 
 def common_client_kwargs(settings: ClusterSettings, *, basic_auth_key: str) -> dict[str, Any]:
-    """Auth and TLS options; ``basic_auth_key`` is ``basic_auth`` (ES) or ``http_auth`` (OS)."""
+    """Auth and TLS options; ``basic_auth_key`` is ``basic_auth`` (ES) or ``http_auth`` (OS).
+
+    With ``aws_region`` (OpenSearch only, checked by the settings and after detection) the
+    auth is opensearch-py's SigV4 signer, given as ``http_auth``."""
     kwargs: dict[str, Any] = {}
-    if settings.api_key is not None:
+    if settings.aws_region is not None:
+        kwargs["http_auth"] = sigv4_auth(settings)
+    elif settings.api_key is not None:
         kwargs["api_key"] = settings.api_key.get_secret_value()
     elif settings.username is not None:
         pw = settings.password.get_secret_value() if settings.password else ""
         kwargs[basic_auth_key] = (settings.username, pw)
-    if any(u.startswith("https") for u in settings.urls()):
+    if any(u.startswith("https") for u in endpoint_urls(settings)):
         kwargs["verify_certs"] = settings.verify_certs
         if settings.ca_certs:
             kwargs["ca_certs"] = str(settings.ca_certs)

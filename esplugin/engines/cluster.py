@@ -13,13 +13,15 @@ from .errors import SiraSeekEngineError
 def resolve_url(
     cluster: ClusterSettings, node_settings: NodeSettings, *, engine: str | None = None
 ) -> ClusterSettings:
-    """URL given > a running local node or cluster (preferring ``engine``) > a clear error.
+    """URL (or Elastic Cloud id) given > a running local node or cluster (preferring
+    ``engine``, else ``cluster.engine``) > a clear error.
 
     A local cluster gives every member's URL (comma-separated), so the clients keep working
     when one member, even the first, goes down.
     """
-    if cluster.url:
+    if cluster.url or cluster.cloud_id:
         return cluster
+    engine = engine or cluster.engine
     found = [d for d in running_deployments(node_settings) if not d.secure]
     if engine:
         found = [d for d in found if d.engine == engine] or found

@@ -35,8 +35,14 @@ class ElasticsearchBackend(RestBackend):
                 f"Elasticsearch {_client_major()}.x. Fix: pip install "
                 f"'elasticsearch>={info.major},<{info.major + 1}' in this environment."
             )
+        # Elastic Cloud: the client resolves the id itself (no hosts then).
+        where: dict[str, Any] = (
+            {"cloud_id": settings.cloud_id}
+            if settings.cloud_id is not None
+            else {"hosts": settings.urls() or [info.url]}
+        )
         client = Elasticsearch(
-            settings.urls() or [info.url],
+            **where,
             request_timeout=settings.request_timeout,
             connections_per_node=settings.max_connections,
             **retry_client_kwargs(settings),

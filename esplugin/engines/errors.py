@@ -34,3 +34,14 @@ class WrongClientError(SiraSeekEngineError):
 
 class NodeStartError(SiraSeekEngineError):
     """A local node did not come up; the message carries the tail of its log."""
+
+
+class MissingExtraError(SiraSeekEngineError):
+    """An option needs an optional package that is not installed; the message names the
+    extra that installs it (``package`` and ``extra`` say which, for a front end's own words).
+    """
+
+    def __init__(self, message: str, *, package: str, extra: str) -> None:
+        super().__init__(message)
+        self.package = package
+        self.extra = extra

@@ -10,7 +10,7 @@ import logging
 from importlib.metadata import entry_points
 from typing import Any
 
-from sira_seek.backend import SearchBackend
+from sira_seek.backend import ClusterInfo, SearchBackend
 from sira_seek.config import ClusterSettings
 
 from .detect import detect_cluster
@@ -55,6 +55,24 @@ def connect(settings: ClusterSettings) -> SearchBackend:
     """Detect the engine at ``settings.url`` and return its backend."""
     info = detect_cluster(settings)
     logger.info("%s %s at %s", info.engine, info.version, info.url)
+    _check_managed(settings, info)
     backend_cls = load_backend_class(info.engine)
     backend: SearchBackend = backend_cls.connect(settings, info)
     return backend
+
+
+def _check_managed(settings: ClusterSettings, info: ClusterInfo) -> None:
+    """SigV4 is for OpenSearch, a cloud id for Elasticsearch: the settings refuse the wrong
+    ``--engine``; this refuses the wrong engine answering."""
+    if settings.aws_region is not None and info.engine != "opensearch":
+        raise SiraSeekEngineError(
+            f"--aws-region signs requests for Amazon OpenSearch Service, but {info.url} "
+            f"answered as {info.engine} {info.version}: sira-seek signs OpenSearch only (an "
+            "OpenSearch domain in compatibility mode reports 7.10.2 without its distribution: "
+            "turn compatibility.override_main_response_version off)."
+        )
+    if settings.cloud_id is not None and info.engine != "elasticsearch":
+        raise SiraSeekEngineError(
+            f"--cloud-id names an Elastic Cloud deployment, but {info.url} answered as "
+            f"{info.engine}."
+        )
