@@ -29,7 +29,7 @@ from .options import (
     strict_option,
 )
 from .progress import progress_bar
-from .search_cmd import sira_options
+from .search_cmd import rerank_option, sira_options
 
 
 def _measures_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -49,6 +49,7 @@ def _measures_option(ctx: click.Context, param: click.Parameter, value: str | No
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--method", type=click.Choice(["bm25", "sira"]), default="bm25", show_default=True)
 @sira_options
+@rerank_option
 @strict_option
 @json_option("Print the metrics (and `queries`) as one JSON object.")
 @no_progress_option
@@ -92,7 +93,8 @@ def eval_retrieval(
 ) -> None:
     """nDCG@10, Recall@10 and Recall@100 (or --measures) of METHOD over BEIR queries and qrels.
 
-    `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC.
+    `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC;
+    `--rerank N --llm SPEC` reranks every query's top N by relevance before scoring.
     """
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     request = RetrievalEvaluationRequest.build(
@@ -121,6 +123,8 @@ def eval_retrieval(
 
 
 def _render_retrieval(result: RetrievalEvaluation, as_json: bool) -> None:
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(json.dumps(result.metrics, allow_nan=False))
     else:

@@ -67,6 +67,20 @@ def sira_options(func: Any) -> Any:
     return func
 
 
+def rerank_option(func: Any) -> Any:
+    """--rerank N, shared by search and eval retrieval (validated by the workflow request)."""
+    return click.option(
+        "--rerank",
+        type=int,
+        default=0,
+        show_default=True,
+        metavar="N",
+        help="LLM-rerank the top N hits (0-100) by relevance to the query, as SIRA §3.1 picks "
+        "its top-k; the rest follow in BM25 order. Needs --llm (which only reranks when "
+        "--expansions gives the phrases); 0 = off.",
+    )(func)
+
+
 def search_request(
     text: str,
     index: str,
@@ -77,9 +91,7 @@ def search_request(
     **knobs: Any,
 ) -> SearchRequest:
     """The search the shared SIRA flags ask for (``search`` and ``explain``): SIRA when
-    --llm or --expansions gives phrases, else BM25; both only with a rerank."""
-    if llm_spec and expansions and not rerank:
-        raise click.UsageError("give either --llm or --expansions, not both")
+    --llm or --expansions gives phrases, else BM25 (the workflow request checks the rest)."""
     return SearchRequest.build(
         query=text,
         index=index,
@@ -98,6 +110,8 @@ def _print_human(result: SiraResult) -> None:
         matched = hit.matched_queries or []
         phrases = [m.split(":", 1)[1] for m in matched if m.startswith("sira_expansion:")]
         extra = f"  [+{', '.join(phrases)}]" if phrases else ""
+        if hit.rerank_score is not None:
+            extra += f"  (relevance {hit.rerank_score:.0f})"
         click.echo(f"{hit.bm25_rank:3d}. {hit.score:8.3f}  {hit.id}  {hit.title or ''}{extra}")
     table = result.candidates
     if table.candidates:
@@ -113,7 +127,7 @@ def _print_human(result: SiraResult) -> None:
     click.echo(
         f"\n{mode}; {result.total} matching docs; engine {t.engine_ms:.1f} ms "
         f"(DF check {t.df_check_ms:.1f}, search {t.search_ms:.1f}), LLM "
-        f"{t.expansion_ms:.1f} ms"
+        f"{t.expansion_ms:.1f} ms" + (f", rerank {t.rerank_ms:.1f} ms" if t.rerank_ms else "")
     )
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
@@ -130,12 +144,7 @@ def _print_human(result: SiraResult) -> None:
     help="Query id to look up in --expansions (else the text is looked up).",
 )
 @click.option("--size", type=int, default=10, show_default=True)
-@click.option(
-    "--rerank",
-    type=click.IntRange(0, 100),
-    default=0,
-    help="LLM-rerank the top N hits by answer presence (needs --llm).",
-)
+@rerank_option
 @click.option(
     "--explain", is_flag=True, help="Print the request in Kibana / Dashboards Dev Tools syntax."
 )
@@ -162,8 +171,6 @@ def search(
     **kw: Any,
 ) -> None:
     """Search INDEX for TEXT with SIRA (plain BM25 when no --llm or --expansions is given)."""
-    if rerank and not llm_spec:
-        raise click.UsageError("--rerank needs --llm SPEC (the model that reads the passages)")
     request = search_request(
         text, index, llm_spec, expansions, tau=tau, weight=weight, task=task,
         query_id=query_id, k=size, rerank=rerank,

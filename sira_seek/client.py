@@ -159,6 +159,7 @@ class SiraSeek:
         weight: float | None = None,
         task: Task | None = None,
         query_id: str | None = None,
+        rerank: int = 0,
     ) -> SiraResult:
         """Search ``index`` with BM25 or SIRA; the result holds hits, the exact request body
         (``result.explain()`` gives it in Dev Tools syntax), the candidate table and timings.
@@ -166,7 +167,8 @@ class SiraSeek:
         ``method="sira"`` needs candidate phrases: ``expansions`` (precomputed) or ``llm`` (a
         spec such as ``openai:URL#MODEL`` or ``llamacpp:gemma3-270m``, as ``--llm``). ``tau``
         and ``weight`` default to ``SiraSettings`` (0.1 and 0.5). A failed LLM call falls back
-        to BM25 and says so in ``result.notes``.
+        to BM25 and says so in ``result.notes``. ``rerank`` N > 0 has ``llm`` rerank the top N
+        hits by relevance to the query (SIRA §3.1); with ``expansions`` the LLM only reranks.
         """
         from sira_seek.workflows import search as flow
 
@@ -181,6 +183,7 @@ class SiraSeek:
             weight=weight,
             task=task,
             query_id=query_id,
+            rerank=rerank,
         )
         return flow.search(self._backend, request)
 
@@ -196,6 +199,7 @@ class SiraSeek:
         tau: float | None = None,
         weight: float | None = None,
         task: Task | None = None,
+        rerank: int = 0,
         measures: str | None = None,
         answers: Path | str | Mapping[str, Sequence[str]] | None = None,
         strict: bool = True,
@@ -212,6 +216,7 @@ class SiraSeek:
         (null without ``answers``: a QA JSONL or ``{query_id: [gold answers]}``) and the
         number of judged ``queries``. ``save_run`` writes the per-query record for
         ``sira-seek report``; ``run_file`` a TREC run; ``log_queries`` logs every query.
+        ``rerank`` N > 0 has ``llm`` rerank every query's top N by relevance before scoring.
         """
         from sira_seek.workflows.evaluate import RetrievalEvaluationRequest, evaluate_retrieval
 
@@ -225,6 +230,7 @@ class SiraSeek:
             tau=tau,
             weight=weight,
             task=task,
+            rerank=rerank,
             measures=measures,
             answers=answers,
             strict=strict,

@@ -4,19 +4,21 @@ ir-measures code and keys (``sira_seek.metrics.retrieval``), so their numbers co
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from ir_measures import Measure
 
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
+from sira_seek.fields import TEXT, TITLE
 from sira_seek.metrics.retrieval import Run, evaluate_run
 
-from .expansions import QueryExpander, QueryInput
+from .expansions import LLMCall, QueryExpander, QueryInput
 from .index_profile import read_index_profile
-from .results import SiraResult
+from .rerank import LLMReranker, run_scores, unusable_note
+from .results import SiraHit, SiraResult
 from .retriever import SiraRetriever
 from .settings import SiraSettings
 
@@ -120,6 +122,88 @@ def evaluate_sira(
     judged = [q for q in queries if q.id in qrels]
     run = sira_run(backend, index, judged, expander=expander, settings=settings)
     return {**evaluate_run(run, qrels, measures), "queries": len(judged)}
+
+
+class RerankedRun(NamedTuple):
+    """A run whose top ``top_n`` per query was reranked, what that cost per query, and a note
+    when some answers were unusable (those documents kept their BM25 position)."""
+
+    run: Run
+    ms: dict[str, float]
+    tokens: dict[str, int]
+    notes: list[str]
+    calls: int = 0
+    unusable: int = 0
+
+
+def fetch_documents(
+    backend: SearchBackend, index: str, ranking: Mapping[str, Sequence[str]], *, batch: int = 50
+) -> dict[str, dict[str, tuple[str, str]]]:
+    """qid -> {doc id: (title, text)} for the ids of each query (one ``ids`` query per query,
+    ``batch`` per ``_msearch``); a document the index no longer holds is left out."""
+    qids = list(ranking)
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for start in range(0, len(qids), batch):
+        part = qids[start : start + batch]
+        bodies = [
+            {
+                "query": {"ids": {"values": list(ranking[q])}},
+                "size": len(ranking[q]),
+                "_source": [TITLE, TEXT],
+            }
+            for q in part
+        ]
+        for qid, found in zip(part, backend.msearch(index, bodies), strict=True):
+            out[qid] = {
+                h.id: (str((h.source or {}).get(TITLE, "")), str((h.source or {}).get(TEXT, "")))
+                for h in found.hits
+            }
+    return out
+
+
+def rerank_run(
+    backend: SearchBackend,
+    index: str,
+    queries: Sequence[Query],
+    run: Run,
+    reranker: LLMReranker,
+    *,
+    top_n: int,
+    on_progress: Callable[[int], None] | None = None,
+    batch: int = 50,
+) -> RerankedRun:
+    """``run`` with each query's top ``top_n`` reranked by relevance to the query (SIRA §3.1),
+    for any method's run (BM25 or SIRA): the passages are fetched by id, the same
+    ``LLMReranker`` as ``sira-seek search --rerank`` orders them, and the scores are rewritten
+    so that scoring by score ranks in the new order (``rerank.run_scores``).
+
+    ``on_progress(1)`` after each query.
+    """
+    out: Run = {qid: dict(ranked) for qid, ranked in run.items()}
+    ms: dict[str, float] = {}
+    tokens: dict[str, int] = {}
+    calls: list[LLMCall] = []
+    todo = [q for q in queries if run.get(q.id)]
+    for start in range(0, len(todo), batch):
+        part = todo[start : start + batch]
+        docs = fetch_documents(backend, index, {q.id: list(run[q.id])[:top_n] for q in part})
+        for query in part:
+            hits = [
+                SiraHit(id=doc_id, score=score, bm25_rank=rank)
+                for rank, (doc_id, score) in enumerate(run[query.id].items(), start=1)
+            ]
+            done = reranker.rerank(query.text, hits, docs[query.id], top_n=top_n)
+            out[query.id] = run_scores(done.hits, top_n)
+            ms[query.id] = done.ms
+            tokens[query.id] = sum(c.prompt_tokens + c.completion_tokens for c in done.calls)
+            calls += done.calls
+            if on_progress is not None:
+                on_progress(1)
+    note = unusable_note(calls)
+    if note is not None:
+        logger.warning("%s (%s)", note, index)
+    unusable = sum(1 for c in calls if c.error)
+    return RerankedRun(out, ms, tokens, [note] if note else [], len(calls), unusable)
 
 
 def evaluate_enrichment(

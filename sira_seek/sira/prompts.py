@@ -188,3 +188,95 @@ def enrichment_request(
     if chat:
         return LLMRequest(messages=chat_messages(query, task, categories=categories), **common)
     return LLMRequest(prompt=completion_prompt(query, task, categories=categories), **common)
+
+
+# -- rerank: relevance of a retrieved document to the query (SIRA §3.1) ---------------------
+
+MAX_RERANK_DOC_CHARS = 2000
+"""A document is cut to this many characters (title and text) before the model reads it."""
+
+RERANK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+
+_RELEVANCE_RUBRIC = (
+    "Rate from 0 to 100 how relevant the document is to the search query: how closely it is "
+    "about what the query looks for, the topic and the entities the query names. "
+    "90-100: about exactly what the query asks; 60-80: about an entity or topic the query "
+    "names or needs; 20-40: the same field, or shared words only; 0-10: unrelated. "
+    'Reply with JSON: {"score": N}.'
+)
+
+# (query, title, text, score): a worked scale for base models that continue patterns. No
+# example is taken from an evaluation set.
+_RELEVANCE_EXAMPLES: tuple[tuple[str, str, str, int], ...] = (
+    (
+        "Which river flows through the capital of the country where Tokaji wine is made?",
+        "Tokaj wine region",
+        "The Tokaj wine region is a historical wine region in northeastern Hungary, known for "
+        "its sweet Tokaji wines.",
+        85,
+    ),
+    (
+        "Were Sergei Eisenstein and Fritz Lang from the same country?",
+        "Metropolis (1927 film)",
+        "Metropolis is a German expressionist science-fiction silent film directed by Fritz "
+        "Lang and written by Thea von Harbou.",
+        60,
+    ),
+    (
+        "Which river flows through the capital of the country where Tokaji wine is made?",
+        "Wine tasting",
+        "Wine tasting is the sensory examination and evaluation of wine: its colour, aroma "
+        "and taste.",
+        20,
+    ),
+    (
+        "Were Sergei Eisenstein and Fritz Lang from the same country?",
+        "Insulin",
+        "Insulin is a peptide hormone produced by beta cells of the pancreatic islets.",
+        0,
+    ),
+    (
+        "Were Sergei Eisenstein and Fritz Lang from the same country?",
+        "Fritz Lang",
+        "Friedrich Christian Anton Lang was an Austrian-born film director, screenwriter and "
+        "producer who worked in Germany and later the United States.",
+        95,
+    ),
+)
+
+
+def rerank_request(query: str, title: str, text: str, *, chat: bool) -> LLMRequest:
+    """The one rerank prompt: how relevant the document (title + text, cut to
+    ``MAX_RERANK_DOC_CHARS``) is to ``query``, as ``{"score": 0..100}`` under a JSON schema.
+
+    SIRA §3.1 picks the top-k "based on relevance with the query"; the paper gives no scale,
+    so the rubric above is this project's (documented in docs/tutorials/sira-search.md).
+    Chat messages for instruction-tuned servers, a few-shot completion for base models.
+    """
+    flat = " ".join(query.split())
+    doc = f"{' '.join(title.split())}\n{' '.join(text.split())}".strip()[:MAX_RERANK_DOC_CHARS]
+    common: dict[str, Any] = {
+        "json_schema": RERANK_SCHEMA,
+        "max_tokens": 16,
+        "temperature": 0.0,
+        "seed": 0,
+    }
+    if chat:
+        return LLMRequest(
+            messages=(
+                ChatMessage(role="system", content=_RELEVANCE_RUBRIC),
+                ChatMessage(role="user", content=f"Query: {flat}\n\nDocument:\n{doc}"),
+            ),
+            **common,
+        )
+    shots = "".join(
+        f"Query: {q}\nDocument: {t}\n{x}\nJSON: {json.dumps({'score': s})}\n\n"
+        for q, t, x, s in _RELEVANCE_EXAMPLES
+    )
+    prompt = f"{_RELEVANCE_RUBRIC}\n\n{shots}Query: {flat}\nDocument: {doc}\nJSON: "
+    return LLMRequest(prompt=prompt, **common)

@@ -20,7 +20,7 @@ from .df_check import CandidateTable, DocFrequencyChecker
 from .expansions import Expansion, QueryExpander, QueryInput
 from .index_profile import IndexProfile, read_index_profile
 from .keyword_parsing import clean_phrases
-from .rerank import LLMReranker
+from .rerank import LLMReranker, unusable_note
 from .results import SiraHit, SiraResult, Timings
 from .settings import SiraSettings
 from .weighted_query import ORIGINAL_NAME, CategoryClause, WeightedQuery
@@ -68,9 +68,9 @@ class SiraRetriever:
         self.settings = settings or SiraSettings()
         self.expander = expander
         self.profile = profile or read_index_profile(backend, index)
-        self.reranker = reranker
-        if reranker is not None:
-            reranker.top_n = self.settings.rerank_top_n or reranker.top_n
+        # The rerank depth is the setting's; a reranker with depth 0 is not used.
+        self.reranker = reranker if self.settings.rerank_top_n > 0 else None
+        if self.reranker is not None:
             # the reader needs the passages; ranking is unaffected by what _source returns
             source = [TITLE, TEXT]
         self.source = source
@@ -142,7 +142,7 @@ class SiraRetriever:
         """
         if self.reranker is None:
             return self.settings.size
-        return max(self.settings.size, self.reranker.top_n)
+        return max(self.settings.size, self.settings.rerank_top_n)
 
     # -- stages ----------------------------------------------------------------------------
     def _expand(
@@ -210,13 +210,18 @@ class SiraRetriever:
                 h.id: (str((h.source or {}).get(TITLE, "")), str((h.source or {}).get(TEXT, "")))
                 for h in found.hits
             }
-            hits, calls, timings.rerank_ms = self.reranker.rerank(text, hits, docs)
+            depth = self.settings.rerank_top_n
+            hits, calls, timings.rerank_ms = self.reranker.rerank(text, hits, docs, top_n=depth)
             hits = hits[: self.settings.size]
             llm_calls += calls
             all_notes.append(
-                f"LLM rerank of the top {self.reranker.top_n}: the engine order (bm25_rank) "
-                f"differs from the returned order, cut back to {self.settings.size} hits"
+                f"LLM rerank of the top {depth} by relevance to the query: the engine order "
+                f"(bm25_rank) differs from the returned order, cut back to {self.settings.size} "
+                "hits"
             )
+            unusable = unusable_note(calls)
+            if unusable is not None:
+                all_notes.append(unusable)
         return SiraResult(
             index=self.index,
             query=text,

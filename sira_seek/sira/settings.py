@@ -24,6 +24,10 @@ MAX_WEIGHT = 1000.0
 (and the engines refuse an infinite boost with an error that looks like a cluster fault)."""
 
 
+MAX_RERANK = 100
+"""Deepest LLM rerank accepted: one LLM call per reranked document and query."""
+
+
 class SiraSettings(BaseSettings):
     """How SIRA enriches, filters and weights a query."""
 
@@ -85,5 +89,12 @@ class SiraSettings(BaseSettings):
         default=False,
         description="Use the closest existing category when a proposed one does not exist.",
     )
-    rerank_top_n: int = Field(default=0, ge=0, le=100, description="LLM rerank depth; 0 = off.")
+    rerank_top_n: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_RERANK,
+        description="LLM-rerank the top N hits by relevance to the query (SIRA §3.1), the rest "
+        "following in BM25 order; 0 = off. The front ends set it per request (`--rerank N`, "
+        "`rerank`), as they set `size`.",
+    )
     llm_concurrency: int = Field(default=16, ge=1)

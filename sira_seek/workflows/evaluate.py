@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ir_measures import Measure
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
@@ -32,10 +40,11 @@ from sira_seek.metrics.coverage import (
 from sira_seek.metrics.retrieval import DEFAULT_MEASURES, Run, evaluate_run, parse_measures
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.metrics.trec_run import write_trec_run
-from sira_seek.sira.evaluation import bm25_run, sira_run
+from sira_seek.sira.evaluation import RerankedRun, bm25_run, rerank_run, sira_run
 from sira_seek.sira.evaluation import evaluate_enrichment as enrichment_rows
 from sira_seek.sira.expansions import QueryExpander
-from sira_seek.sira.settings import MAX_WEIGHT, SiraSettings, Task
+from sira_seek.sira.rerank import LLMReranker
+from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified, validation_message
@@ -45,7 +54,9 @@ from .sira_setup import (
     Expansions,
     RetrievalMethod,
     backend_of,
+    check_rerank,
     choose_expander,
+    choose_reranker,
     sira_settings,
 )
 
@@ -67,6 +78,13 @@ class RetrievalEvaluationRequest(BaseModel):
     tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
     task: Task | None = None
+    rerank: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=MAX_RERANK,
+        description="LLM-rerank every query's top N by relevance to the query before scoring "
+        "(needs llm); 0 = off.",
+    )
     measures: str | None = Field(
         default=None, description='ir_measures strings, e.g. "nDCG@10,R@100" (default 3).'
     )
@@ -83,6 +101,17 @@ class RetrievalEvaluationRequest(BaseModel):
     @classmethod
     def _index(cls, value: str) -> str:
         return validation.index_name(value)
+
+    @model_validator(mode="after")
+    def _rerank_needs_llm(self) -> RetrievalEvaluationRequest:
+        check_rerank(self.settings().rerank_top_n, self.llm)
+        return self
+
+    def settings(self) -> SiraSettings:
+        """SIRA's settings for this evaluation (``sira_setup.sira_settings``)."""
+        return sira_settings(
+            tau=self.tau, weight=self.weight, task=self.task, rerank_top_n=self.rerank
+        )
 
     @classmethod
     def build(cls, **values: Any) -> RetrievalEvaluationRequest:
@@ -122,6 +151,9 @@ class RetrievalEvaluation(BaseModel):
     metrics: dict[str, float | int | None]
     skipped: list[str] = Field(default_factory=list)
     run_file_lines: int | None = None
+    notes: list[str] = Field(
+        default_factory=list, description="E.g. rerank answers that could not be used."
+    )
 
 
 def read_inputs(
@@ -196,7 +228,8 @@ def evaluate_retrieval(
     on_progress: Callable[[int], None] | None = None,
     on_skipped: Callable[[Sequence[str]], None] | None = None,
 ) -> RetrievalEvaluation:
-    """Evaluate ``request.method`` on ``request.index``.
+    """Evaluate ``request.method`` on ``request.index``; with ``request.rerank`` N, every
+    query's top N is reranked by the LLM before scoring (``sira.evaluation.rerank_run``).
 
     ``on_start(total, one_by_one)`` is called once the inputs are read (``one_by_one``: the
     queries go one at a time, worth a progress bar), ``on_progress(n)`` as queries finish,
@@ -204,7 +237,7 @@ def evaluate_retrieval(
     """
     report = ReadReport()
     measures = request.measure_map()
-    settings = sira_settings(tau=request.tau, weight=request.weight, task=request.task)
+    settings = request.settings()
     all_queries, judgements, answers = read_inputs(request, report)
     expansions: Expansions | None = request.expansions
     expander = choose_expander(
@@ -214,26 +247,51 @@ def evaluate_retrieval(
         task=settings.task,
         strict=request.strict,
         report=report,
+        allow_both=settings.rerank_top_n > 0,
     )
     if on_skipped is not None and report.bad:
         on_skipped([str(bad) for bad in report.bad])
+    models = _Models(expander)
     try:
         with classified():
+            backend = backend_of(source)
+            _require_index(backend, request.index)
+            models.reranker = choose_reranker(request.llm, settings.rerank_top_n)
             inputs = (all_queries, judgements, answers)
             return _evaluate(
-                backend_of(source), request, inputs, expander, settings, measures, report,
+                backend, request, inputs, models, settings, measures, report,
                 on_start, on_progress,
             )  # fmt: skip
     finally:
-        if expander is not None:
-            expander.close()
+        models.close()
+
+
+class _Models:
+    """The LLM-backed pieces an evaluation owns: the phrase source and the reranking model."""
+
+    def __init__(self, expander: QueryExpander | None) -> None:
+        self.expander = expander
+        self.reranker: LLMReranker | None = None
+
+    def close(self) -> None:
+        if self.expander is not None:
+            self.expander.close()
+        if self.reranker is not None:
+            self.reranker.close()
+
+
+def _require_index(backend: SearchBackend, index: str) -> None:
+    if not backend.index_exists(index):
+        raise NotFound(
+            f"index {index!r} does not exist: ingest a corpus into it first", field="index"
+        )
 
 
 def _evaluate(
     backend: SearchBackend,
     request: RetrievalEvaluationRequest,
     inputs: tuple[list[Query], dict[str, dict[str, int]], dict[str, list[str]] | None],
-    expander: QueryExpander | None,
+    models: _Models,
     settings: SiraSettings,
     measures: dict[str, Measure],
     report: ReadReport,
@@ -241,17 +299,19 @@ def _evaluate(
     on_progress: Callable[[int], None] | None,
 ) -> RetrievalEvaluation:
     all_queries, judgements, answers = inputs
-    if not backend.index_exists(request.index):
-        raise NotFound(
-            f"index {request.index!r} does not exist: ingest a corpus into it first",
-            field="index",
-        )
     judged = [q for q in all_queries if q.id in judgements]
     recorded = request.save_run is not None or request.log_prefix is not None
+    reranker = models.reranker
     if on_start is not None:
-        on_start(len(judged), request.method == "sira" or recorded)
+        on_start(len(judged), request.method == "sira" or recorded or reranker is not None)
+    # With a rerank the bar counts reranked queries (the slow part), not expansions.
+    retrieval_progress = on_progress if reranker is None else None
+    rerank = None
+    if reranker is not None:
+        rerank = _RerankStage(backend, request.index, judged, reranker, settings, on_progress)
     run: Run
     record: RunRecord | None = None
+    notes: list[str] = []
     if recorded:
         record = recorded_run(
             backend,
@@ -259,28 +319,33 @@ def _evaluate(
             all_queries,
             judgements,
             method=request.method,
-            expander=expander,
+            expander=models.expander,
             settings=settings,
             name=request.run_name,
             log_prefix=request.log_prefix,
             measures=measures,
-            on_progress=on_progress,
+            on_progress=retrieval_progress,
+            rerank=rerank,
         )
         metrics: dict[str, Any] = {**record.metrics, "queries": len(record.per_query)}
         run = record.ranking
     else:
-        if expander is not None:
+        if models.expander is not None:
             run = sira_run(
                 backend,
                 request.index,
                 judged,
-                expander=expander,
+                expander=models.expander,
                 settings=settings,
-                on_progress=on_progress,
+                on_progress=retrieval_progress,
             )
         else:
             run = bm25_run(backend, request.index, judged)
+        if rerank is not None:
+            run = rerank(run).run
         metrics = {**evaluate_run(run, judgements, measures), "queries": len(judged)}
+    if rerank is not None:
+        notes = rerank.notes
     coverage = _coverage(backend, request.index, run, answers)
     metrics.update(coverage)
     metrics = finite_metrics(metrics)
@@ -294,8 +359,33 @@ def _evaluate(
         except ValueError as exc:
             raise InvalidInput(str(exc), field="run_file") from None
     return RetrievalEvaluation(
-        metrics=metrics, skipped=[str(b) for b in report.bad], run_file_lines=lines
+        metrics=metrics, skipped=[str(b) for b in report.bad], run_file_lines=lines, notes=notes
     )
+
+
+class _RerankStage:
+    """``run -> reranked run`` for the evaluated queries, keeping the notes it produced."""
+
+    def __init__(
+        self,
+        backend: SearchBackend,
+        index: str,
+        queries: list[Query],
+        reranker: LLMReranker,
+        settings: SiraSettings,
+        on_progress: Callable[[int], None] | None,
+    ) -> None:
+        self.backend, self.index, self.queries = backend, index, queries
+        self.reranker, self.top_n, self.on_progress = reranker, settings.rerank_top_n, on_progress
+        self.notes: list[str] = []
+
+    def __call__(self, run: Run) -> RerankedRun:
+        done = rerank_run(
+            self.backend, self.index, self.queries, run, self.reranker,
+            top_n=self.top_n, on_progress=self.on_progress,
+        )  # fmt: skip
+        self.notes += done.notes
+        return done
 
 
 def _coverage(
@@ -394,9 +484,11 @@ def evaluate_enrichment(
 
     ``on_skipped(lines)`` gets the bad lines a lenient read skipped, before any query runs.
     """
+    if request.rerank:
+        raise InvalidInput("eval enrichment measures retrieval without a rerank", field="rerank")
     report = ReadReport()
     found, judgements, _ = read_inputs(request, report)
-    settings = sira_settings(tau=request.tau, weight=request.weight, task=request.task)
+    settings = request.settings()
     expander = choose_expander(
         request.method,
         expansions=request.expansions,

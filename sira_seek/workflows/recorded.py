@@ -16,8 +16,9 @@ from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
 from sira_seek.inspection.from_results import record_from_sira
 from sira_seek.inspection.query_log import QueryLogger
+from sira_seek.metrics.retrieval import Run
 from sira_seek.metrics.run_record import RunRecord, build_run_record
-from sira_seek.sira.evaluation import sira_results
+from sira_seek.sira.evaluation import RerankedRun, sira_results
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import SiraSettings
 
@@ -37,6 +38,7 @@ def recorded_run(
     log_prefix: str | None = None,
     measures: Mapping[str, Measure] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    rerank: Callable[[Run], RerankedRun] | None = None,
 ) -> RunRecord:
     """Run ``method`` query by query, timing each; log every query when given a log prefix.
 
@@ -46,6 +48,9 @@ def recorded_run(
 
     ``on_progress(n)`` reports ``n`` more judged queries done, once per query in total: for
     SIRA as each expansion arrives (the slow LLM part), for BM25 after each search.
+    ``rerank`` (``sira.evaluation.rerank_run`` bound to its model) reorders every query's top
+    hits before scoring; its time and tokens count in each query's latency and tokens. The
+    query log records the searches as they ran, before the rerank.
     """
     judged = [q for q in queries if q.id in qrels]
     latencies: list[float] = []
@@ -77,6 +82,7 @@ def recorded_run(
                 )
         if logger is not None:
             logger.flush()
+        run = _reranked(run, judged, latencies, tokens, rerank)
         record = build_run_record(
             name or "sira",
             "sira",
@@ -100,13 +106,35 @@ def recorded_run(
         run[query.id] = {h.id: h.score for h in found.hits}
         if on_progress is not None:
             on_progress(1)
+    if rerank is not None:
+        tokens = [0] * len(judged)
+        run = _reranked(run, judged, latencies, tokens, rerank)
     return build_run_record(
         name or "bm25",
         "bm25",
         run,
         qrels,
         latency_ms=latencies,
+        llm_tokens=tokens or None,
         engine=engine,
         index=index_name,
         measures=measures,
     )
+
+
+def _reranked(
+    run: Run,
+    judged: list[Query],
+    latencies: list[float],
+    tokens: list[int],
+    rerank: Callable[[Run], RerankedRun] | None,
+) -> Run:
+    """``run`` reranked (unchanged without ``rerank``); each query's rerank time and tokens
+    are added to its entry of ``latencies`` and ``tokens`` (in ``judged`` order)."""
+    if rerank is None:
+        return run
+    done = rerank(run)
+    for i, query in enumerate(judged):
+        latencies[i] += done.ms.get(query.id, 0.0)
+        tokens[i] += done.tokens.get(query.id, 0)
+    return done.run

@@ -10,18 +10,37 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sira_seek.corpus import ReadReport
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.results import SiraResult
-from sira_seek.sira.settings import MAX_WEIGHT, Task
+from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified, validation_message
-from .sira_setup import BackendSource, RetrievalMethod, backend_of, choose_expander, sira_settings
+from .sira_setup import (
+    BackendSource,
+    RetrievalMethod,
+    backend_of,
+    check_rerank,
+    choose_expander,
+    choose_reranker,
+    sira_settings,
+)
+
+if TYPE_CHECKING:
+    from sira_seek.sira.rerank import LLMReranker
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +55,10 @@ class SearchRequest(BaseModel):
     ``method="sira"`` takes exactly one phrase source: ``phrases`` (given with the request),
     ``expansions`` (a JSONL file, or a table keyed by query id or exact text), ``llm`` (a
     backend spec), or an expander the caller passes to ``search`` (a server's shared model).
+
+    ``rerank`` N > 0 reranks the top N hits by their relevance to the query (SIRA §3.1) with
+    ``llm``, which then only reads passages when ``phrases``, ``expansions`` or a caller's
+    expander gives the phrases; 0 (the default) is off.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -51,7 +74,12 @@ class SearchRequest(BaseModel):
     expansions: Path | dict[str, list[str]] | None = None
     llm: str | None = None
     query_id: str | None = None
-    rerank: StrictInt = Field(default=0, ge=0, le=100)
+    rerank: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=MAX_RERANK,
+        description="LLM-rerank the top N hits by relevance to the query; 0 = off.",
+    )
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict_expansions: bool = True
 
@@ -69,6 +97,18 @@ class SearchRequest(BaseModel):
     @classmethod
     def _phrases(cls, value: Sequence[object] | None) -> list[str] | None:
         return validation.phrases(value)
+
+    @model_validator(mode="after")
+    def _rerank_needs_llm(self) -> SearchRequest:
+        check_rerank(self.settings().rerank_top_n, self.llm)
+        return self
+
+    def settings(self) -> SiraSettings:
+        """SIRA's settings for this request (``sira_setup.sira_settings``: the knobs given,
+        the rest from the environment and the defaults)."""
+        return sira_settings(
+            tau=self.tau, weight=self.weight, task=self.task, size=self.k, rerank_top_n=self.rerank
+        )
 
     @classmethod
     def build(cls, **values: Any) -> SearchRequest:
@@ -92,29 +132,25 @@ def search(
     request: SearchRequest,
     *,
     expander: QueryExpander | None = None,
+    reranker: LLMReranker | None = None,
     report: ReadReport | None = None,
 ) -> SiraResult:
     """Run ``request`` on the backend ``source`` is (or connects, once the request passed its
     checks); the result holds hits, the exact body, the candidate table, timings, and a note
     when SIRA fell back to plain BM25.
 
-    ``expander`` is a caller-owned phrase source (not closed here), e.g. a server's LLM.
+    ``expander`` is a caller-owned phrase source and ``reranker`` a caller-owned reranking
+    model (neither closed here), e.g. a server's LLM; ``request.llm`` then only names it.
     Library failures come out as the workflow error kinds (``errors.classify``).
     """
     from sira_seek.sira.retriever import SiraRetriever
 
-    settings = sira_settings(
-        tau=request.tau,
-        weight=request.weight,
-        task=request.task,
-        size=request.k,
-        rerank_top_n=request.rerank or None,
-    )
-    if request.rerank and not request.llm:
-        raise InvalidInput("a rerank needs an LLM (the model that reads the passages)", field="llm")
+    settings = request.settings()
+    depth = settings.rerank_top_n
     owned: QueryExpander | None = None
     if request.method == "sira" and (expander is not None or request.phrases is not None):
-        if request.expansions is not None or (request.llm and not request.rerank):
+        # The phrases given win; ``llm`` is then only the reranking model.
+        if request.expansions is not None:
             raise InvalidInput("give one source of phrases", field="expansions")
     elif expander is None:
         owned = choose_expander(
@@ -124,10 +160,10 @@ def search(
             task=settings.task,
             strict=request.strict_expansions,
             report=report,
-            allow_both=bool(request.rerank),
+            allow_both=depth > 0,
         )
         expander = owned
-    reranker = None
+    owned_reranker: LLMReranker | None = None
     try:
         with classified():
             backend = backend_of(source)
@@ -136,8 +172,8 @@ def search(
                     f"index {request.index!r} does not exist: ingest a corpus into it first",
                     field="index",
                 )
-            if request.rerank:
-                reranker = _reranker(request.llm, request.rerank)
+            if reranker is None and depth:
+                reranker = owned_reranker = choose_reranker(request.llm, depth)
             retriever = SiraRetriever(
                 backend,
                 request.index,
@@ -155,18 +191,9 @@ def search(
     finally:
         if owned is not None:
             owned.close()
+        if owned_reranker is not None:
+            owned_reranker.close()
     return _say_fallback(request, result)
-
-
-def _reranker(llm: str | None, top_n: int) -> Any:
-    from sira_seek.llm.errors import LLMCallError
-    from sira_seek.sira.rerank import LLMReranker
-
-    assert llm is not None
-    try:
-        return LLMReranker.from_spec(llm, top_n=top_n)
-    except LLMCallError as exc:
-        raise InvalidInput(f"LLM backend {llm!r} is unusable: {exc}", field="llm") from None
 
 
 def fell_back_to_bm25(method: RetrievalMethod, result: SiraResult) -> bool:

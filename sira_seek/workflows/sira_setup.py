@@ -1,7 +1,8 @@
-"""SIRA's two per-request choices, defined once: its settings, and where its phrases come from.
+"""SIRA's per-request choices, defined once: its settings, where its phrases come from, and
+the model that reranks.
 
 Every front end used to build these itself (the facade, ``sira-seek search``, the HTTP API,
-SEEK's retriever), with slightly different rules; now each calls these two functions.
+SEEK's retriever), with slightly different rules; now each calls these functions.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import ReadReport
@@ -17,6 +18,9 @@ from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import SiraSettings, Task
 
 from .errors import InvalidInput, validation_message
+
+if TYPE_CHECKING:
+    from sira_seek.sira.rerank import LLMReranker
 
 logger = logging.getLogger(__name__)
 
@@ -103,5 +107,31 @@ def choose_expander(
     assert llm is not None
     try:
         return LLMExpander.from_spec(llm, task=task)
+    except LLMCallError as exc:
+        raise InvalidInput(f"LLM backend {llm!r} is unusable: {exc}", field="llm") from None
+
+
+RERANK_NEEDS_LLM = (
+    "needs an LLM to read the passages (llm / --llm; with expansions the LLM only reranks)"
+)
+
+
+def check_rerank(depth: int, llm: str | None) -> None:
+    """The one rule of every request with a rerank: a depth above 0 needs an LLM spec."""
+    if depth > 0 and not llm:
+        raise InvalidInput(RERANK_NEEDS_LLM, field="rerank")
+
+
+def choose_reranker(llm: str | None, depth: int) -> LLMReranker | None:
+    """The model that reranks the top ``depth`` hits by relevance to the query (``llm``, a
+    backend spec), or None when ``depth`` is 0."""
+    from sira_seek.llm.errors import LLMCallError
+    from sira_seek.sira.rerank import LLMReranker
+
+    check_rerank(depth, llm)
+    if depth <= 0 or llm is None:
+        return None
+    try:
+        return LLMReranker.from_spec(llm)
     except LLMCallError as exc:
         raise InvalidInput(f"LLM backend {llm!r} is unusable: {exc}", field="llm") from None

@@ -9,7 +9,8 @@
   SEEK's settings (``SeekSettings(...)``, ``SeekSettings.model_validate``: a front end passes
   the values, and the workflow request validates them, naming a bad field),
   its expander (``LLMExpander.from_spec``, ``PrecomputedExpander(...)``,
-  ``PrecomputedExpander.from_file``; ``choose_expander``), a ``SiraRetriever(...)``, and the
+  ``PrecomputedExpander.from_file``; ``choose_expander``), its reranking model
+  (``LLMReranker``; ``choose_reranker``), a ``SiraRetriever(...)``, and the
   evaluation outputs (``write_trec_run``, ``answer_coverage``, ``score_predictions``,
   ``seek_diagnostics``). Calls are matched through import aliases and attribute chains
   (``expansions.LLMExpander.from_spec``); naming a type in an annotation or an ``isinstance``
@@ -47,6 +48,8 @@ FORBIDDEN_CALLS = {
     "PrecomputedExpander": 'workflows.sira_setup.choose_expander("sira", expansions=...)',
     "PrecomputedExpander.from_file": 'workflows.sira_setup.choose_expander("sira", expansions=...)',
     "SiraRetriever": "the search / evaluate / ask workflows",
+    "LLMReranker": "workflows.sira_setup.choose_reranker(llm, depth)",
+    "LLMReranker.from_spec": "workflows.sira_setup.choose_reranker(llm, depth)",
     "write_trec_run": "workflows.evaluate.evaluate_retrieval (run_file)",
     "answer_coverage": "workflows.evaluate.evaluate_retrieval (answers)",
     "score_predictions": "workflows.evaluate_qa (evaluate_qa, score_prediction_file)",

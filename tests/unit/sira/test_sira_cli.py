@@ -38,7 +38,9 @@ def test_eval_sira_needs_candidates(files: dict[str, str]) -> None:
 
 def test_search_flag_conflicts(files: dict[str, str]) -> None:
     code, out = _run("search", "x", "--index", "i", "--rerank", "3")
-    assert code == 2 and "--rerank needs --llm" in out
+    assert code == 2 and "rerank: needs an LLM" in out
+    code, out = _run("search", "x", "--index", "i", "--llm", "llamacpp:x", "--rerank", "101")
+    assert code == 2 and "rerank: Input should be less than or equal to 100" in out
     code, out = _run(
         "search",
         "x",
@@ -49,7 +51,7 @@ def test_search_flag_conflicts(files: dict[str, str]) -> None:
         "--expansions",
         files["exp"],
     )
-    assert code == 2 and "either --llm or --expansions" in out
+    assert code == 2 and "either expansions or an LLM" in out
     code, out = _run("search", "x", "--index", "i", "--llm", "nonsense")
     assert code == 2 and "is not of the form KIND:TARGET" in out  # bad input
     code, out = _run("search", "x", "--index", "i", "--tau", "0")
