@@ -45,13 +45,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(url: str, index: str) -> tuple[subprocess.Popen[bytes], str]:
-    """``sira-seek serve`` on a free loopback port, without access log (it would be timed)."""
+def start_server(url: str, index: str, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """``sira-seek serve`` on a free loopback port with ``workers`` processes, without access
+    log (it would be timed)."""
     port = free_port()
     exe = Path(sys.executable).with_name("sira-seek")
     cmd = [str(exe), "serve", "--host", LOOPBACK, "--port", str(port), "--url", url]
     proc = subprocess.Popen(
-        [*cmd, "--index", index, "--no-access-log"],
+        [*cmd, "--index", index, "--no-access-log", "--workers", str(workers)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=dict(os.environ),
@@ -124,6 +125,7 @@ def main() -> None:
     add_cluster_args(parser)
     parser.add_argument("--requests", type=int, default=200, help="per concurrency level")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=1, help="serve --workers")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
     backend = wikimh_backend(args)
@@ -150,7 +152,7 @@ def main() -> None:
 
     expected = [direct(i) for i in range(min(len(bodies), len(queries)))]  # also warms up
     expected = [expected[i % len(expected)] for i in range(len(bodies))]
-    proc, base = start_server(backend.info.url, args.index)
+    proc, base = start_server(backend.info.url, args.index, args.workers)
     rows: list[dict[str, Any]] = []
     try:
         asyncio.run(load_http(base, bodies[:20], 4, expected[:20]))  # warm-up
@@ -165,7 +167,8 @@ def main() -> None:
     info = backend.info
     print(
         f"\n{info.engine} {info.version}, index {args.index}, {len(bodies)} requests per "
-        f"level (SIRA, strong-LLM expansions, k={args.k}), loopback\n"
+        f"level (SIRA, strong-LLM expansions, k={args.k}), loopback, serve --workers "
+        f"{args.workers}\n"
     )
     print("| clients | API req/s | API p50 / p95 ms | direct req/s | direct p50 / p95 ms |")
     print("|---|---|---|---|---|")

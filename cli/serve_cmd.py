@@ -1,29 +1,34 @@
-"""``sira-seek serve``: the HTTP API (``sira_seek.service``) under uvicorn."""
+"""``sira-seek serve``: the HTTP API (``sira_seek.service``) under uvicorn.
+
+This command parses the flags into one validated ``ServeSettings`` (bad input stops it here,
+before any worker starts), binds the port, prints the ``--json`` line, and hands over to
+``sira_seek.service.runner``, which serves with one or ``--workers N`` processes and stops
+gracefully.
+"""
 
 from __future__ import annotations
 
 import json
-import logging
-import socket
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from pydantic import ValidationError
 
 from sira_seek.service.guards import DEFAULT_MAX_BODY_BYTES
+from sira_seek.service.settings import DEFAULT_SHUTDOWN_TIMEOUT_S, ServeSettings, ServiceConfig
 from sira_seek.workflows import validation
-from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.errors import InvalidInput, validation_message
 
 from .access import api_keys_option, is_loopback, server_keys
-from .exit_codes import BadInput
-from .options import cluster_options, json_option, require_extra
+from .exit_codes import BadInput, EngineFailure
+from .groups import debug_requested
+from .options import cluster_options, cluster_settings, json_option, require_extra
 
 if TYPE_CHECKING:  # the serve extra (fastapi, uvicorn) is imported only when serving
-    from sira_seek.client import SiraSeek
-    from sira_seek.service.app import ServiceConfig
-    from sira_seek.service.logs import LogFormat
-    from sira_seek.service.redaction import Redactor
+    import socket
+
+    from sira_seek.service.logs import LogFormat, LogLevel
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 """Host header values a loopback server answers by default (a DNS-rebinding page sends its
@@ -77,8 +82,26 @@ own domain name, which is refused)."""
     help="json: one JSON object per log line (time, level, request_id; access lines with "
     "client, method, path, status), for log pipelines.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes sharing the port, each with its own cluster connection (and its "
+    "own copy of a local --llm model): about one per core the service may use.",
+)
+@click.option(
+    "--shutdown-timeout",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SHUTDOWN_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="On SIGTERM or Ctrl-C: stop accepting, let the requests in flight finish for at "
+    "most this long (then cancel them), close the cluster connections, exit 0.",
+)
 @json_option(
-    "Print one JSON line (url, host, port, docs, index, llm) once the port is bound, then serve."
+    "Print one JSON line (url, host, port, docs, index, llm, workers) once the port is bound, "
+    "then serve."
 )
 @cluster_options
 def serve(
@@ -92,80 +115,84 @@ def serve(
     llm_spec: str | None,
     access_log: bool,
     log_format: LogFormat,
+    workers: int,
+    shutdown_timeout: int,
     as_json: bool,
     **cluster: Any,
 ) -> None:
-    """Serve POST /search, POST /ask, GET /health and OpenAPI docs (/docs) over HTTP.
+    """Serve POST /search, POST /ask, GET /health, GET /metrics and OpenAPI docs (/docs)
+    over HTTP.
 
     The cluster is configured as for every command (--url or the local node, auth, TLS) and
     connected on the first request that needs it: a server started before its cluster
-    answers 503 with the reason until the cluster is up. Bind to a non-loopback --host only
-    behind your own authentication: the API has none.
+    answers 503 with the reason until the cluster is up. A non-loopback --host needs API
+    keys (or --open behind your own authentication).
     """
     require_extra("serve", "fastapi", "uvicorn")
-    import uvicorn
+    from sira_seek.service import runner
 
-    from sira_seek.service.app import ServiceConfig, create_app
-    from sira_seek.service.logs import log_config
-    from sira_seek.service.redaction import Redactor
-
-    redact = Redactor.for_cluster(
-        url=cluster["url"], password=cluster["password"], api_key=cluster["api_key"]
-    )
-    keys = server_keys(api_keys_file, host, run_open)
-    _check_indexes(indexes)
     service = ServiceConfig(
         llm=llm_spec,
-        indexes=indexes,
-        api_keys=keys,
+        indexes=_checked_indexes(indexes),
+        api_keys=server_keys(api_keys_file, host, run_open),
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts or _default_hosts(host),
     )
-    app = create_app(_connector(cluster), service, redact=Redactor([*redact.secrets, *keys]))
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        access_log=access_log,
-        log_level="info",
-        log_config=log_config(log_format),
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    sock = _bind(host, port)
+    options: dict[str, Any] = {"access_log": access_log, "log_format": log_format}
+    options |= {"workers": workers, "shutdown_timeout": shutdown_timeout, "log_level": _log_level()}
+    settings = _settings(host, port, service, options, cluster)
+    sock = runner.bind(host, port)
     if as_json:
-        click.echo(json.dumps(_ready_line(host, sock, service, redact)), nl=True)
-    # uvicorn installed its handlers when the server was configured (above).
-    _redact_log_handlers(redact)
-    server.run(sockets=[sock])
+        click.echo(json.dumps(_ready_line(settings, sock)), nl=True)
+    try:
+        runner.run(settings, sock)
+    except runner.WorkersFailed as exc:
+        raise EngineFailure(str(exc)) from None
 
 
-def _connector(cluster: dict[str, Any]) -> Callable[[], SiraSeek]:
-    """How the service connects, on the first request that needs the cluster."""
-    import sira_seek
-
-    def connect() -> SiraSeek:
-        return sira_seek.connect(
-            cluster["url"],
-            api_key=cluster["api_key"],
-            username=cluster["username"],
-            password=cluster["password"],
-            ca_certs=cluster["ca_certs"],
-            ssl_fingerprint=cluster["ssl_fingerprint"],
-            verify_certs=not cluster["insecure"],
-            engine=cluster["engine"],
+def _settings(
+    host: str, port: int, service: ServiceConfig, options: dict[str, Any], cluster: dict[str, Any]
+) -> ServeSettings:
+    """Every option in one validated value, what each worker builds its app from (exit 2
+    for a value it refuses)."""
+    try:
+        cluster_settings(dict(cluster))  # options that cannot go together: exit 2, now
+    except InvalidInput as exc:
+        raise BadInput(str(exc)) from None
+    try:
+        return ServeSettings(
+            host=host, port=port, service=service, cluster=_connect_arguments(cluster), **options
         )
+    except ValidationError as exc:
+        raise BadInput(validation_message(exc)) from None
 
-    return connect
+
+def _connect_arguments(cluster: dict[str, Any]) -> dict[str, Any]:
+    """The cluster options as ``sira_seek.client.connect`` takes them (``--insecure`` is
+    ``verify_certs=False``; a CA file by its absolute path, whatever a worker's directory)."""
+    arguments = {key: value for key, value in cluster.items() if key != "insecure"}
+    arguments["verify_certs"] = not cluster.get("insecure", False)
+    if arguments.get("ca_certs"):
+        arguments["ca_certs"] = str(Path(arguments["ca_certs"]).resolve())
+    return arguments
 
 
-def _check_indexes(indexes: tuple[str, ...]) -> None:
+def _log_level() -> LogLevel:
+    """The command line's logging (``--verbose``, ``--debug``), for every worker alike."""
+    ctx = click.get_current_context()
+    if debug_requested(ctx):
+        return "debug"
+    return "info" if ctx.find_root().params.get("verbose") else "warning"
+
+
+def _checked_indexes(indexes: tuple[str, ...]) -> tuple[str, ...]:
     """Every --index is one concrete index or alias name, by the workflows' rule (exit 2)."""
     for name in indexes:
         try:
             validation.index_name(name, field="--index")
         except InvalidInput as exc:
             raise BadInput(str(exc)) from None
+    return indexes
 
 
 def _default_hosts(host: str) -> tuple[str, ...]:
@@ -173,19 +200,9 @@ def _default_hosts(host: str) -> tuple[str, ...]:
     return LOOPBACK_HOSTS if is_loopback(host) else ("*",)
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound here so `--port 0` (any free port) can be reported before
-    serving starts."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    return sock
-
-
-def _ready_line(
-    host: str, sock: socket.socket, service: ServiceConfig, redact: Redactor
-) -> dict[str, Any]:
+def _ready_line(settings: ServeSettings, sock: socket.socket) -> dict[str, Any]:
     """``serve --json``'s one line, printed once the port is bound (docs: json-output.md)."""
+    host, service = settings.host, settings.service
     bound = int(sock.getsockname()[1])
     base = f"http://{f'[{host}]' if ':' in host else host}:{bound}"
     return {
@@ -196,20 +213,6 @@ def _ready_line(
         "index": service.index,
         "indexes": list(service.indexes),
         "auth": bool(service.api_keys),
-        "llm": redact(service.llm) if service.llm else None,
+        "llm": settings.redactor()(service.llm) if service.llm else None,
+        "workers": settings.workers,
     }
-
-
-def _redact_log_handlers(redact: Redactor) -> None:
-    """Every handler in the process masks the secrets, whatever logger a record comes from."""
-    from sira_seek.service.redaction import RedactingFilter
-
-    secret_filter = RedactingFilter(redact)
-    root = logging.getLogger()
-    if not root.handlers:  # else Python's last-resort handler would print unfiltered
-        fallback = logging.StreamHandler()
-        fallback.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
-        root.addHandler(fallback)
-    for name in ("", "uvicorn", "uvicorn.error", "uvicorn.access"):
-        for handler in logging.getLogger(name).handlers:
-            handler.addFilter(secret_filter)

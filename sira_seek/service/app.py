@@ -31,7 +31,7 @@ from sira_seek import __version__
 from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.seek.settings import SeekMethod
-from sira_seek.sira.settings import MAX_WEIGHT
+from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT
 from sira_seek.sira.term_vectors import TermStatisticsError
 from sira_seek.workflows import validation
 from sira_seek.workflows.errors import (
@@ -49,14 +49,16 @@ from sira_seek.workflows.validation import (
     MAX_QUERY_CHARS,
 )
 
-from .guards import DEFAULT_MAX_BODY_BYTES, ApiKeys, BodyLimit
+from .guards import ApiKeys, BodyLimit
 from .logs import RequestIdMiddleware
 from .metrics import MetricsMiddleware, ServiceMetrics
 from .redaction import Redactor
+from .settings import ServiceConfig
 
 if TYPE_CHECKING:
     from sira_seek.client import SiraSeek
     from sira_seek.sira.expansions import QueryExpander
+    from sira_seek.sira.rerank import LLMReranker
     from sira_seek.sira.results import SiraResult
 
 logger = logging.getLogger(__name__)
@@ -72,35 +74,6 @@ UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
 LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
 """LLM failures that mean the LLM is not there (``503``). Other failed calls (a malformed or
 too long answer) degrade to BM25 with a note, exactly as ``sira-seek search`` does."""
-
-
-class ServiceConfig(BaseModel):
-    """What ``sira-seek serve`` was started with, minus the cluster (the ``connect`` given to
-    ``create_app``) and the secrets (the ``Redactor``)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    llm: str | None = Field(
-        default=None,
-        description="LLM spec for SIRA expansions (requests without `expansions`) and SEEK.",
-    )
-    indexes: tuple[str, ...] = Field(
-        default=(),
-        description="The indexes (or aliases) requests may name; the first is the default. "
-        "Empty: any one index by name (never a wildcard or a list).",
-    )
-    api_keys: tuple[str, ...] = Field(
-        default=(), repr=False, exclude=True, description="Bearer keys; empty: no auth."
-    )
-    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
-    allowed_hosts: tuple[str, ...] = Field(
-        default=("*",), description="Host header values served (DNS-rebinding guard)."
-    )
-
-    @property
-    def index(self) -> str | None:
-        """The index used when a request names none."""
-        return self.indexes[0] if self.indexes else None
 
 
 def _json_integer(value: object) -> object:
@@ -189,6 +162,11 @@ class SearchRequest(BaseModel):
     weight: (
         Annotated[float, Field(ge=0, le=MAX_WEIGHT), BeforeValidator(_json_number)] | None
     ) = Field(default=None, description="Expansion weight w (default 0.5).")
+    rerank: Annotated[int, Field(ge=0, le=MAX_RERANK), BeforeValidator(_json_integer)] = Field(
+        default=0,
+        description="LLM-rerank the top N hits by relevance to the query (SIRA §3.1) with the "
+        "server's LLM (`serve --llm`); the rest follow in BM25 order. 0 = off.",
+    )
 
     @field_validator("query")
     @classmethod
@@ -299,6 +277,33 @@ class SharedExpander:
                 self._expander = None
 
 
+class SharedReranker:
+    """The configured LLM as the reranking model, built on the first request that reranks."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._reranker: LLMReranker | None = None
+
+    def get(self) -> LLMReranker:
+        from sira_seek.workflows.sira_setup import choose_reranker
+
+        with self._lock:
+            if self._reranker is None:
+                try:
+                    self._reranker = choose_reranker(self.spec, 1)
+                except InvalidInput as exc:
+                    raise Unavailable(exc.message) from exc
+            assert self._reranker is not None
+            return self._reranker
+
+    def close(self) -> None:
+        with self._lock:
+            if self._reranker is not None:
+                self._reranker.close()
+                self._reranker = None
+
+
 _STATUS = {InvalidInput: 422, NotAllowed: 403, NotFound: 404, Conflict: 409, Unavailable: 503}
 """The workflows' error kinds as HTTP statuses (the same table as the CLI's exit codes)."""
 
@@ -340,6 +345,7 @@ def create_app(
     redact = redact or Redactor()
     cluster = LazyCluster(connect)
     expander = SharedExpander(config.llm) if config.llm else None
+    reranker = SharedReranker(config.llm) if config.llm else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -348,9 +354,14 @@ def create_app(
         except UNAVAILABLE_ERRORS as exc:
             logger.warning("the cluster is not reachable yet (%s); retrying per request", exc)
         yield
+        # After the server stopped accepting and the requests in flight ended (or were
+        # cancelled after --shutdown-timeout).
         if expander is not None:
             expander.close()
+        if reranker is not None:
+            reranker.close()
         cluster.close()
+        logger.info("stopped: the cluster connection is closed")
 
     # fastapi-offline serves Swagger UI and ReDoc from the package itself: /docs works on a
     # machine without internet access (FastAPI's default loads them from a public CDN).
@@ -464,12 +475,17 @@ def create_app(
     )
     def search(request: SearchRequest) -> dict[str, Any]:
         index = index_for(request.index)
+        if request.rerank and reranker is None:
+            raise ServiceError(
+                422, "body.rerank: this server has no LLM to rerank with (sira-seek serve --llm)"
+            )
         try:
-            result = _search(cluster.get(), index, request, expander)
+            result = _search(cluster.get(), index, request, expander, reranker)
         except Exception as exc:
             raise _http_error(exc, redact) from None
         metrics.engine.labels("/search").observe(result.timings.engine_ms / 1000)
-        metrics.llm.labels("/search").observe(result.timings.expansion_ms / 1000)
+        llm_s = (result.timings.expansion_ms + result.timings.rerank_ms) / 1000
+        metrics.llm.labels("/search").observe(llm_s)
         return result.to_search_json()
 
     @app.post(
@@ -506,8 +522,9 @@ def create_app(
 
 def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
     """The OpenAPI document names the indexes a request may use: the allow-list as an enum,
-    else the pattern of names always accepted. A client generating requests from it (such as
-    schemathesis) then sends only what the service serves."""
+    else the pattern of names always accepted; and, on a server without an LLM, that
+    ``rerank`` can only be 0. A client generating requests from it (such as schemathesis)
+    then sends only what the service serves."""
     from fastapi.openapi.utils import get_openapi
 
     def openapi() -> dict[str, Any]:
@@ -528,6 +545,11 @@ def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
                 "description": props["index"].get("description", ""),
                 "title": "Index",
             }
+        if not config.llm:
+            # Without an LLM nothing can rerank: the document says 0 is the only value served.
+            rerank = schema["components"]["schemas"]["SearchRequest"]["properties"]["rerank"]
+            rerank["maximum"] = 0
+            rerank["description"] += " This server has no LLM: 0 only."
         app.openapi_schema = schema
         return schema
 
@@ -535,10 +557,15 @@ def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
 
 
 def _search(
-    sk: SiraSeek, index: str, request: SearchRequest, expander: SharedExpander | None
+    sk: SiraSeek,
+    index: str,
+    request: SearchRequest,
+    expander: SharedExpander | None,
+    reranker: SharedReranker | None,
 ) -> SiraResult:
     """The search workflow: the body's phrases when it brings some, else the server's shared
-    LLM expander when it has one, else plain BM25."""
+    LLM expander when it has one, else plain BM25; a ``rerank`` reads with the server's LLM
+    (the route refuses one on a server without an LLM)."""
     from sira_seek.workflows import search as flow
 
     shared = expander.get() if expander is not None and request.expansions is None else None
@@ -550,12 +577,17 @@ def _search(
         k=request.k,
         tau=request.tau,
         weight=request.weight,
+        rerank=request.rerank,
+        llm=reranker.spec if reranker is not None and request.rerank else None,
     )
-    # Not closed after the request: the expander (and its model) is the server's.
-    result = flow.search(sk.backend, wanted, expander=shared)
-    if shared is not None and expander is not None:
+    reading = reranker.get() if reranker is not None and request.rerank else None
+    # Not closed after the request: the expander and the reranker (and their model) are the
+    # server's.
+    result = flow.search(sk.backend, wanted, expander=shared, reranker=reading)
+    if shared is not None or reading is not None:
+        spec = next(x.spec for x in (expander, reranker) if x is not None)
         for call in result.llm_calls:
             kind = (call.error or "").split(":", 1)[0]
             if kind in LLM_DOWN_KINDS:
-                raise ServiceError(503, f"the LLM {expander.spec!r} failed: {call.error}")
+                raise ServiceError(503, f"the LLM {spec!r} failed: {call.error}")
     return result

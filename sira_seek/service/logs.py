@@ -18,8 +18,16 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .guards import ASGIApp, Message, Receive, Scope, Send
+from .redaction import RedactingFilter, Redactor
 
 LogFormat = Literal["text", "json"]
+
+LogLevel = Literal["warning", "info", "debug"]
+"""sira-seek's own records: the command line's default, ``--verbose``, ``--debug``."""
+
+CLIENT_LOGGERS = ("elastic_transport", "opensearch")
+"""The engine clients' loggers (as the command line treats them, cli/groups.py): their
+request lines and expected 404s only under ``--debug``."""
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("sira_seek_request_id", default=None)
 _GIVEN_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -83,9 +91,19 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def log_config(fmt: LogFormat) -> dict[str, Any]:
-    """uvicorn's logging config with every handler on stderr and the request id attached;
-    ``json`` swaps both formatters for ``JsonFormatter``."""
+class QuietClients(logging.Filter):
+    """Drops the engine clients' records below ERROR (an index-exists probe logs its 404 as
+    a WARNING there)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or not record.name.startswith(CLIENT_LOGGERS)
+
+
+def log_config(fmt: LogFormat, level: LogLevel = "warning") -> dict[str, Any]:
+    """The server's whole logging config, applied by uvicorn in every process (the parent
+    and each worker): every handler on stderr with the request id attached, sira-seek's
+    records at ``level`` (its service's start and stop lines always), the engine clients'
+    below ERROR only at ``debug``; ``json`` swaps both formatters for ``JsonFormatter``."""
     text = {
         "default": {
             "()": "uvicorn.logging.DefaultFormatter",
@@ -98,23 +116,44 @@ def log_config(fmt: LogFormat) -> dict[str, Any]:
         },
     }
     as_json = {name: {"()": "sira_seek.service.logs.JsonFormatter"} for name in text}
+    debug = level == "debug"
     handler = {
         "class": "logging.StreamHandler",
         "stream": "ext://sys.stderr",
-        "filters": ["request_id"],
+        "filters": ["request_id"] if debug else ["request_id", "quiet_clients"],
     }
+    loggers: dict[str, Any] = {
+        "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
+        "uvicorn.error": {"level": "INFO"},
+        "uvicorn.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
+        "sira_seek": {"level": level.upper()},
+        "sira_seek.service": {"level": "DEBUG" if debug else "INFO"},
+    }
+    if debug:
+        loggers.update({name: {"level": "INFO"} for name in CLIENT_LOGGERS})
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": "sira_seek.service.logs.RequestIdFilter"}},
+        "filters": {
+            "request_id": {"()": "sira_seek.service.logs.RequestIdFilter"},
+            "quiet_clients": {"()": "sira_seek.service.logs.QuietClients"},
+        },
         "formatters": as_json if fmt == "json" else text,
         "handlers": {
             "default": {**handler, "formatter": "default"},
             "access": {**handler, "formatter": "access"},
         },
-        "loggers": {
-            "uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": False},
-            "uvicorn.error": {"level": "INFO"},
-            "uvicorn.access": {"handlers": ["access"], "level": "INFO", "propagate": False},
-        },
+        "loggers": loggers,
+        "root": {"handlers": ["default"], "level": "WARNING"},
     }
+
+
+def redact_log_handlers(redact: Redactor) -> None:
+    """Every handler in the process masks the secrets, whatever logger a record comes from:
+    called in each process once uvicorn configured its logging (``log_config``), before the
+    app logs anything."""
+    secret_filter = RedactingFilter(redact)
+    known = logging.Logger.manager.loggerDict.values()
+    loggers = [logging.getLogger(), *(x for x in known if isinstance(x, logging.Logger))]
+    for handler in {h for logger in loggers for h in logger.handlers}:
+        handler.addFilter(secret_filter)

@@ -3,10 +3,17 @@ the time of a search or an answer went (engine, LLM).
 
 prometheus-client does the exposition; each app has its own registry, so two apps in one
 process (tests) never share counters.
+
+Several worker processes (``serve --workers N``): prometheus-client's multiprocess mode. The
+parent sets ``PROMETHEUS_MULTIPROC_DIR`` to a fresh folder before the workers start (the
+client reads it when first imported); each worker's values go to files there, and
+``/metrics``, whichever worker answers it, reads them all (``MultiProcessCollector``):
+counters and histograms summed over the workers, living or gone.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -17,6 +24,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from .guards import ASGIApp, Message, Receive, Scope, Send
 
@@ -28,6 +36,7 @@ class ServiceMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self.multiprocess_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
         self.requests = Counter(
             "sira_seek_http_requests",
             "HTTP requests by route and status.",
@@ -57,8 +66,13 @@ class ServiceMetrics:
         )
 
     def exposition(self) -> tuple[bytes, str]:
-        """The text format Prometheus scrapes, and its content type."""
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        """The text format Prometheus scrapes, and its content type: this process's
+        registry, or in multiprocess mode every worker's files."""
+        if self.multiprocess_dir is None:
+            return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        merged = CollectorRegistry()
+        MultiProcessCollector(merged, path=self.multiprocess_dir)
+        return generate_latest(merged), CONTENT_TYPE_LATEST
 
 
 class MetricsMiddleware:

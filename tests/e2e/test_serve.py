@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +35,9 @@ from seeds import seeded_rng
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import read_queries
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))
+from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -370,3 +376,83 @@ def test_json_logs_go_to_stderr_with_the_request_id(tmp_path: Path) -> None:
     logged = [json.loads(x) for x in (tmp_path / "stderr.log").read_text().splitlines() if x]
     access = [e for e in logged if e.get("path") == "/openapi.json"]
     assert access and access[0]["request_id"] == "rq-7" and access[0]["status"] == 200
+
+
+def _refused(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return False
+    except (ConnectionRefusedError, ConnectionResetError):
+        return True
+
+
+def _wait_for(check: Any, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@ONE_ENGINE
+@pytest.mark.parametrize("workers", [1, 2])
+def test_sigterm_lets_the_searches_in_flight_finish_and_exits_0(
+    node_urls: dict[str, str], engine: str, wikimh_indexes: dict[str, str], tmp_path: Path,
+    workers: int,
+) -> None:  # fmt: skip
+    """SIGTERM while three /search requests wait for the server's LLM (an OpenAI-compatible
+    stub that holds its answers until the test releases them): new connections are refused
+    at once, the searches in flight then complete with 200 and their hits, each worker
+    closes its cluster connection, the server exits 0 and its stderr says it shut down."""
+    index, release = wikimh_indexes[engine], threading.Event()
+    phrases = json.dumps({"keywords": ["literary periodical", "Bauer Media Group"]})
+    err_path, port = tmp_path / "stderr.log", free_port()
+    env = {**os.environ, "SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "llm-cache")}
+    with StubOpenAIServer(default=StubReply(text=phrases, hold=release)) as llm:
+        cmd = [
+            sira_seek_exe(), "serve", "--port", str(port), "--url", node_urls[engine],
+            "--index", index, "--llm", f"openai:{llm.base_url}#stub-model",
+            "--workers", str(workers), "--shutdown-timeout", "60",
+        ]  # fmt: skip
+        with err_path.open("w") as err:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        try:
+            _wait_for(lambda: not _refused(port), 120, "serve to listen")
+            answers: list[httpx.Response | BaseException] = []
+
+            def search(n: int) -> None:
+                body = {"query": f"Which magazine was started first, Arthur's Magazine ({n})?"}
+                url = f"http://127.0.0.1:{port}/search"
+                try:
+                    answers.append(httpx.post(url, json=body, timeout=120))
+                except httpx.HTTPError as exc:
+                    answers.append(exc)
+
+            threads = [threading.Thread(target=search, args=(n,)) for n in range(3)]
+            for thread in threads:
+                thread.start()
+            # All three are inside the service, waiting for the LLM.
+            _wait_for(lambda: len(llm.requests) >= 3, 120, "three searches at the LLM")
+            proc.send_signal(signal.SIGTERM)
+            _wait_for(lambda: _refused(port), 10, "new connections to be refused")
+            assert answers == []
+            release.set()
+            for thread in threads:
+                thread.join(timeout=120)
+            assert proc.wait(timeout=120) == 0
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    log = err_path.read_text()
+    for answer in answers:
+        assert isinstance(answer, httpx.Response), f"{answer!r}\n{log[-3000:]}"
+        assert answer.status_code == 200, answer.text
+        found = answer.json()
+        assert found["expansion_source"] == "llm" and len(found["hits"]) == 10
+    assert len(answers) == 3
+    assert "Shutting down" in log and "Finished server process" in log, log[-3000:]
+    assert log.count("stopped: the cluster connection is closed") == workers, log[-3000:]
+    if workers > 1:
+        assert "Received SIGTERM" in log and "Stopping parent process" in log
+    assert "Traceback" not in log, log[-3000:]
