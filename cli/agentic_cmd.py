@@ -55,7 +55,8 @@ from .progress import progress_bar
     "--llm",
     "llm_spec",
     default=None,
-    help="LLM spec: openai:URL#MODEL or llamacpp:gemma3-270m (default: "
+    help="LLM spec: openai:URL#MODEL, llamacpp:gemma3-270m or batch:DIR#MODEL (offline "
+    "batch rounds: exit 75 naming each round's request file) (default: "
     "SIRA_SEEK_LLM_BACKEND, else the CPU model).",
 )
 @click.option(

@@ -13,6 +13,12 @@ code  name                when
 3     PARTIAL_FAILURE     the command finished and printed its result, but some items
                           failed: bulk items the cluster refused, questions that failed,
                           writes refused during a sira-sync run
+75    WAITING_FOR_BATCH   not finished, not failed: an offline batch round
+                          (``--llm batch:DIR#MODEL``) waits for its answers; the
+                          message (``{"waiting_for": PATH}`` with --json) names the
+                          round's request file; run the same command again once
+                          DIR/round-NNN.output.jsonl is there (75 is sysexits'
+                          EX_TEMPFAIL: "try again later")
 ====  ==================  ============================================================
 
 `options.friendly_errors` is the one place exceptions become these codes.
@@ -32,6 +38,7 @@ class ExitCode(IntEnum):
     ENGINE_ERROR = 1
     BAD_INPUT = 2
     PARTIAL_FAILURE = 3
+    WAITING_FOR_BATCH = 75
 
 
 class EngineFailure(click.ClickException):

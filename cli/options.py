@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 from pydantic import ValidationError
@@ -18,6 +19,7 @@ from sira_seek.esplugin.engines.cluster import resolve_url
 from sira_seek.esplugin.engines.errors import SiraSeekEngineError
 from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import IngestTargetError
+from sira_seek.llm.batch_rounds import WaitingForBatch
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.sira.index_profile import SiraIndexError
 from sira_seek.sira.term_vectors import TermStatisticsError
@@ -221,6 +223,8 @@ def friendly_errors(func: F) -> F:
             return func(*args, **kwargs)
         except click.ClickException:
             raise
+        except WaitingForBatch as waiting:
+            report_waiting(waiting)
         except Exception as exc:
             given = given_paths()
             if exit_code_for(exc, given) is None or debug_requested():
@@ -228,6 +232,16 @@ def friendly_errors(func: F) -> F:
             raise as_click_error(exc, given) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def report_waiting(waiting: WaitingForBatch) -> NoReturn:
+    """An offline batch round waits for its answers: say which file (``{"waiting_for": ...}``
+    on stdout under ``--json``), and exit 75, neither success nor failure."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.params.get("as_json"):
+        click.echo(json.dumps(waiting.to_json()))
+    click.echo(f"waiting: {waiting}", err=True)
+    raise click.exceptions.Exit(ExitCode.WAITING_FOR_BATCH)
 
 
 def require_extra(extra: str, *modules: str) -> None:

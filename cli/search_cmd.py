@@ -13,7 +13,7 @@ from sira_seek.inspection.from_results import record_from_sira
 from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT
-from sira_seek.workflows.search import SearchRequest
+from sira_seek.workflows.search import QueriesSearchRequest, SearchRequest, search_queries
 from sira_seek.workflows.search import search as run_search
 from sira_seek.workflows.sira_setup import sira_settings
 
@@ -35,7 +35,9 @@ def sira_options(func: Any) -> Any:
             "--llm",
             "llm_spec",
             default=None,
-            help="LLM backend spec: openai:URL#MODEL, llamacpp:gemma3-270m, jsonl:FILE.",
+            help="LLM backend spec: openai:URL#MODEL, llamacpp:gemma3-270m, jsonl:FILE; "
+            "batch:DIR#MODEL for offline batch rounds (eval retrieval, search --queries: exit "
+            "75 naming each round's request file).",
         ),
         click.option(
             "--expansions",
@@ -134,8 +136,15 @@ def _print_human(result: SiraResult) -> None:
 
 
 @click.command("search")
-@click.argument("text")
+@click.argument("text", required=False)
 @click.option("--index", required=True)
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Search every query of a BEIR queries JSONL (`_id`, `text`) instead of TEXT; SIRA's "
+    "LLM calls go out together (with --llm batch:DIR#MODEL, in offline rounds).",
+)
 @sira_options
 @click.option(
     "--id",
@@ -155,8 +164,9 @@ def _print_human(result: SiraResult) -> None:
 @cluster_options
 @friendly_errors
 def search(
-    text: str,
+    text: str | None,
     index: str,
+    queries: Path | None,
     llm_spec: str | None,
     expansions: Path | None,
     tau: float | None,
@@ -170,7 +180,15 @@ def search(
     log_queries: bool,
     **kw: Any,
 ) -> None:
-    """Search INDEX for TEXT with SIRA (plain BM25 when no --llm or --expansions is given)."""
+    """Search INDEX for TEXT (or every query of --queries) with SIRA (plain BM25 when no --llm
+    or --expansions is given)."""
+    if (text is None) == (queries is None):
+        raise click.UsageError("give either TEXT or --queries FILE")
+    if queries is not None:
+        knobs = {"tau": tau, "weight": weight, "task": task, "k": size, "rerank": rerank}
+        _search_file(queries, index, llm_spec, expansions, knobs, as_json, LazyBackend(kw))
+        return
+    assert text is not None
     request = search_request(
         text, index, llm_spec, expansions, tau=tau, weight=weight, task=task,
         query_id=query_id, k=size, rerank=rerank,
@@ -189,3 +207,36 @@ def search(
         click.echo(result.explain())
     else:
         _print_human(result)
+
+
+def _search_file(
+    queries: Path,
+    index: str,
+    llm_spec: str | None,
+    expansions: Path | None,
+    knobs: dict[str, Any],
+    as_json: bool,
+    backend: LazyBackend,
+) -> None:
+    """``search --queries FILE``: one JSON object with every query's result (``results``), or
+    the top hits of each query."""
+    request = QueriesSearchRequest.build(
+        queries=queries,
+        index=index,
+        method="sira" if (llm_spec or expansions) else "bm25",
+        expansions=expansions,
+        llm=llm_spec,
+        **knobs,
+    )
+    skipped = ReadReport()
+    results = search_queries(backend, request, report=skipped)
+    echo_skipped(skipped)
+    if as_json:
+        found = [{"query_id": r.query_id, **r.to_search_json()} for r in results]
+        click.echo(json.dumps({"index": index, "queries": len(found), "results": found}))
+        return
+    for result in results:
+        ranked = ", ".join(hit.id for hit in result.hits) or "no hits"
+        click.echo(f"[{result.query_id}] {result.query}\n    {ranked}")
+        for note in result.notes:
+            click.echo(f"note: [{result.query_id}] {note}", err=True)

@@ -95,7 +95,8 @@ _SEEK_FLAGS = [
         "llm_spec",
         default=None,
         help="LLM spec: openai:URL#MODEL or llamacpp:gemma3-270m (default: "
-        "SIRA_SEEK_LLM_BACKEND, else the CPU model).",
+        "SIRA_SEEK_LLM_BACKEND, else the CPU model); eval qa also takes batch:DIR#MODEL "
+        "(offline batch rounds: exit 75 naming each round's request file).",
     ),
     click.option(
         "--retriever",

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from sira_seek.input_errors import InputError
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.pending import PendingRequests
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 
@@ -73,16 +74,21 @@ class BlockingLLMClient:
         if limit < 1:
             raise InputError(f"concurrency must be at least 1, not {limit}")
         semaphore = asyncio.Semaphore(limit)
+        waiting = PendingRequests()
 
-        async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError:
-            async with semaphore:
-                (outcome,) = await self.client.generate_many([request], 1)
-            if isinstance(outcome, LLMError):
-                outcome = outcome.model_copy(update={"request_index": index})
-            on_done(1)
-            return outcome
+        async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError | None:
+            with waiting.collect():  # every pending request of the batch goes in one round
+                async with semaphore:
+                    (outcome,) = await self.client.generate_many([request], 1)
+                if isinstance(outcome, LLMError):
+                    outcome = outcome.model_copy(update={"request_index": index})
+                on_done(1)
+                return outcome
+            return None
 
-        return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+        outcomes = list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+        waiting.raise_if_any()
+        return [outcome for outcome in outcomes if outcome is not None]
 
     def close(self) -> None:
         if self._loop.is_closed():

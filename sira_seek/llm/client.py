@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from sira_seek.input_errors import InputError
+from sira_seek.llm.pending import PendingRequest
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 
@@ -55,17 +56,22 @@ async def generate_many_bounded(
     """Run ``generate`` over ``requests`` with bounded concurrency, in input order.
 
     Every exception is turned into an ``LLMError`` record carrying the request's index, so a
-    batch of a million documents survives one bad prompt.
+    batch of a million documents survives one bad prompt. Requests an offline batch round has
+    no answer for yet (``pending.PendingRequest``) are all collected, then raised as one.
     """
     if concurrency < 1:
         raise InputError(f"concurrency must be at least 1, not {concurrency}")
     semaphore = asyncio.Semaphore(concurrency)
+    pending: list[PendingRequest] = []
 
     async def one(index: int, request: LLMRequest) -> LLMResponse | LLMError:
         async with semaphore:
             started = time.perf_counter()
             try:
                 return await generate(request)
+            except PendingRequest as signal:
+                pending.append(signal)
+                return LLMError(kind="internal", message="pending", request_index=index)
             except Exception as exc:
                 return LLMError.from_exception(
                     exc,
@@ -75,4 +81,7 @@ async def generate_many_bounded(
                     request_index=index,
                 )
 
-    return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+    outcomes = list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+    if pending:
+        raise PendingRequest.merge(pending)
+    return outcomes

@@ -10,6 +10,8 @@ from sira_seek.llm.retry import RetryPolicy
 from sira_seek.llm.settings import LLMSettings
 from sira_seek.llm.spec import (
     BackendSpec,
+    BackendSpecError,
+    BatchBackendSpec,
     JsonlBackendSpec,
     LlamaCppBackendSpec,
     OpenAIBackendSpec,
@@ -54,6 +56,8 @@ def create_backend(spec: str | BackendSpec, settings: LLMSettings | None = None)
         from sira_seek.llm.precomputed import PrecomputedKeywords, PrecomputedLLMClient
 
         return PrecomputedLLMClient(PrecomputedKeywords.from_jsonl(parsed.path))
+    if isinstance(parsed, BatchBackendSpec):
+        return _batch_client(parsed, settings)
     raise TypeError(f"unsupported backend spec {parsed!r}")
 
 
@@ -75,3 +79,28 @@ def create_llm_client(
     if ledger is not None:
         client = MeteredLLMClient(client, ledger)
     return client
+
+
+BATCH_COMMANDS = "eval qa, eval retrieval, eval agentic and search --queries"
+
+
+def _batch_client(spec: BatchBackendSpec, settings: LLMSettings) -> LLMClient:
+    """The client of the batch rounds run in progress over the spec's folder; a ``batch:``
+    spec anywhere else is refused (only runs that go in rounds can wait for a batch job)."""
+    from sira_seek.llm.batch_client import BatchRoundClient
+    from sira_seek.llm.batch_rounds import active_rounds
+
+    rounds = active_rounds(spec.directory)
+    if rounds is None:
+        raise BackendSpecError(
+            f"{spec.to_spec()}: offline batch rounds run only in {BATCH_COMMANDS} (a run that "
+            "can stop and resume); use openai:URL#MODEL here"
+        )
+    dialect = settings.structured_output
+    return BatchRoundClient(
+        rounds,
+        model=spec.model,
+        malformed_retries=settings.malformed_retries,
+        dialect="openai" if dialect == "auto" else dialect,
+        template_kwargs=settings.batch_template_kwargs,
+    )

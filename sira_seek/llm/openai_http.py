@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -223,43 +223,20 @@ class OpenAICompatibleClient:
         info = await self._server_info()
         state = self._loop_state()
         started = time.perf_counter()
-        attempt_request = request
-        raw_text = ""
-        attempts = 0
-        usage = TokenUsage()
+
+        async def post(path: str, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+            return await self._call_with_retries(state, "POST", path, body)
+
         async with state.in_flight:
-            for malformed_attempt in range(self._settings.malformed_retries + 1):
-                path, body = self._build_body(attempt_request, info)
-                data, used = await self._call_with_retries(state, "POST", path, body)
-                attempts += used
-                raw_text, this_usage, finish = extract_completion(data, chat=request.is_chat)
-                usage = usage + this_usage  # retries after malformed output cost tokens too
-                parsed = None
-                if request.json_schema is not None:
-                    try:
-                        parsed = parse_json_output(raw_text, request.json_schema)
-                    except ValueError:
-                        seed = request.seed
-                        attempt_request = request.with_seed(
-                            None if seed is None else seed + malformed_attempt + 1
-                        )
-                        continue
-                return LLMResponse(
-                    text=raw_text,
-                    parsed=parsed,
-                    usage=usage,
-                    latency_s=time.perf_counter() - started,
-                    backend=self.backend,
-                    model=info.model,
-                    finish_reason=finish,
-                )
-        raise MalformedOutputError(
-            f"the answer of {info.model} did not parse as the requested JSON after "
-            f"{self._settings.malformed_retries + 1} tries (raw text kept); raise max_tokens "
-            "if it was cut off",
-            raw_text=raw_text,
-            attempts=attempts,
-        )
+            return await complete_request(
+                request,
+                post,
+                build=lambda attempt: self._build_body(attempt, info),
+                malformed_retries=self._settings.malformed_retries,
+                backend=self.backend,
+                model=info.model,
+                started=started,
+            )
 
     async def generate_many(
         self, requests: Sequence[LLMRequest], concurrency: int | None = None
@@ -401,12 +378,7 @@ def _error_detail(response: httpx.Response) -> str:
         data = response.json()
     except ValueError:
         return response.text[:500]
-    if isinstance(data, dict):
-        err = data.get("error", data.get("detail", data))
-        if isinstance(err, dict):
-            return str(err.get("message", err))
-        return str(err)
-    return str(data)[:500]
+    return error_detail(data)
 
 
 def _classify_http_error(
@@ -419,6 +391,22 @@ def _classify_http_error(
             ServerError(f"the LLM server at {url} kept failing: HTTP {status}: {detail}"),
             parse_retry_after(response.headers.get("retry-after")),
         )
+    return status_error(url, status, detail, model)
+
+
+def error_detail(body: object) -> str:
+    """The message of an error body (``{"error": {"message": ...}}`` and its variants)."""
+    if isinstance(body, dict):
+        err = body.get("error", body.get("detail", body))
+        if isinstance(err, dict):
+            return str(err.get("message", err))
+        return str(err)
+    return str(body)[:500]
+
+
+def status_error(url: str, status: int, detail: str, model: str | None) -> LLMCallError:
+    """The error a live run raises for a non-retryable HTTP ``status`` (an offline batch
+    line with that status fails the same way)."""
     if status == 404 and (_MODEL_MISSING.search(detail) or "model" in detail.lower()):
         return ModelNotFoundError(f"model {model!r} not found at {url}: {detail}")
     if status in (400, 413, 422) and _CONTEXT_TOO_LONG.search(detail):
@@ -469,6 +457,60 @@ def openai_request_body(
             structured_output_fields(request.json_schema, chat=request.is_chat, dialect=dialect)
         )
     return path, body
+
+
+async def complete_request(
+    request: LLMRequest,
+    post: Callable[[str, dict[str, Any]], Awaitable[tuple[dict[str, Any], int]]],
+    *,
+    build: Callable[[LLMRequest], tuple[str, dict[str, Any]]],
+    malformed_retries: int,
+    backend: str,
+    model: str,
+    started: float | None = None,
+) -> LLMResponse:
+    """One request answered through ``post(path, body) -> (response JSON, attempts)``: the
+    body from ``build`` (``openai_request_body``), the answer read by ``extract_completion``,
+    and an answer that is not the requested JSON asked again with the next seed, up to
+    ``malformed_retries`` times. The live client posts over HTTP; an offline batch round
+    (``batch_rounds``) looks the body up among its answers, so both read answers alike."""
+    started = time.perf_counter() if started is None else started
+    attempt_request = request
+    raw_text = ""
+    attempts = 0
+    usage = TokenUsage()
+    for malformed_attempt in range(malformed_retries + 1):
+        path, body = build(attempt_request)
+        data, used = await post(path, body)
+        attempts += used
+        raw_text, this_usage, finish = extract_completion(data, chat=request.is_chat)
+        usage = usage + this_usage  # retries after malformed output cost tokens too
+        parsed = None
+        if request.json_schema is not None:
+            try:
+                parsed = parse_json_output(raw_text, request.json_schema)
+            except ValueError:
+                seed = request.seed
+                attempt_request = request.with_seed(
+                    None if seed is None else seed + malformed_attempt + 1
+                )
+                continue
+        return LLMResponse(
+            text=raw_text,
+            parsed=parsed,
+            usage=usage,
+            latency_s=time.perf_counter() - started,
+            backend=backend,
+            model=model,
+            finish_reason=finish,
+        )
+    raise MalformedOutputError(
+        f"the answer of {model} did not parse as the requested JSON after "
+        f"{malformed_retries + 1} tries (raw text kept); raise max_tokens "
+        "if it was cut off",
+        raw_text=raw_text,
+        attempts=attempts,
+    )
 
 
 def extract_completion(data: dict[str, Any], *, chat: bool) -> tuple[str, TokenUsage, str | None]:

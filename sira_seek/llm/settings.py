@@ -20,7 +20,7 @@ class LLMSettings(BaseSettings):
     backend: str = Field(
         default="llamacpp:gemma3-270m",
         description="Backend spec: openai:URL[,URL...][#MODEL], llamacpp:GGUF|gemma3-270m, "
-        "jsonl:FILE",
+        "jsonl:FILE, batch:DIR#MODEL",
     )
     cache: bool = Field(default=True, description="Use the on-disk response cache")
     cache_dir: Path = Field(default_factory=lambda: default_home() / "llm-cache")
@@ -40,6 +40,18 @@ class LLMSettings(BaseSettings):
     malformed_retries: int = Field(default=2, ge=0)
     structured_output: Literal["auto"] | StructuredOutputDialect = "auto"
     api_key: SecretStr | None = None
+    batch_retries: int = Field(
+        default=2,
+        ge=0,
+        description="Offline batch rounds (batch:DIR#MODEL): rounds a failed or missing answer "
+        "is asked again before its question fails",
+    )
+    batch_template_kwargs: bool = Field(
+        default=True,
+        description="Offline batch rounds: send chat_template_kwargs (Qwen3's enable_thinking) "
+        "as a live run against vLLM, SGLang or llama.cpp does; false for OpenAI's Batch API, "
+        "which refuses the field",
+    )
     n_ctx: int = Field(default=2048, ge=256, description="Context size for in-process llama.cpp")
     n_threads: int | None = Field(default=None, ge=1)
 

@@ -7,8 +7,11 @@ Forms::
     llamacpp:gemma3-270m                                   the embedded CPU default (PyPI model)
     llamacpp:/models/some-model.gguf                       any GGUF file, in-process
     jsonl:/data/enrichments.jsonl                          precomputed outputs, no live model
+    batch:/data/rounds#Qwen/Qwen3-8B                       offline batch rounds in a folder
 
 The model after ``#`` may be left out for ``openai:``; it is then read from ``/v1/models``.
+``batch:`` needs it: no server is asked, and every request body names it
+(``sira_seek.llm.batch_rounds``).
 """
 
 from __future__ import annotations
@@ -79,19 +82,39 @@ class JsonlBackendSpec(BaseModel):
         return f"jsonl:{self.path}"
 
 
+class BatchBackendSpec(BaseModel):
+    """Offline batch rounds: each round's requests are written to ``directory`` as an OpenAI
+    Batch input file, and answered by whatever batch job the user runs on it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["batch"] = "batch"
+    directory: Path
+    model: str = Field(min_length=1)
+
+    def to_spec(self) -> str:
+        return f"batch:{self.directory}#{self.model}"
+
+
 BackendSpec = Annotated[
-    OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec, Field(discriminator="kind")
+    OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec | BatchBackendSpec,
+    Field(discriminator="kind"),
 ]
 _BACKEND_SPEC_ADAPTER: TypeAdapter[BackendSpec] = TypeAdapter(BackendSpec)
 
-_FORMS = "openai:http://host:8000/v1#MODEL, llamacpp:gemma3-270m (or a .gguf path), jsonl:FILE"
+_FORMS = (
+    "openai:http://host:8000/v1#MODEL, llamacpp:gemma3-270m (or a .gguf path), jsonl:FILE, "
+    "batch:DIR#MODEL"
+)
 
 
 class BackendSpecError(InputError):
     """An LLM backend spec (``--llm``) that names no backend this build can use."""
 
 
-def parse_backend_spec(spec: str) -> OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec:
+def parse_backend_spec(
+    spec: str,
+) -> OpenAIBackendSpec | LlamaCppBackendSpec | JsonlBackendSpec | BatchBackendSpec:
     """Parse a spec string; raises ``BackendSpecError`` naming the accepted forms when it is
     wrong (a malformed endpoint URL is pydantic's ``ValidationError``)."""
     scheme, sep, rest = spec.strip().partition(":")
@@ -109,6 +132,14 @@ def parse_backend_spec(spec: str) -> OpenAIBackendSpec | LlamaCppBackendSpec | J
         return LlamaCppBackendSpec(model=rest)
     if scheme == "jsonl":
         return JsonlBackendSpec(path=Path(rest))
+    if scheme == "batch":
+        directory, _, model = rest.rpartition("#")
+        if not directory.strip() or not model.strip():
+            raise BackendSpecError(
+                f"LLM backend spec {spec!r}: batch rounds need a folder and the model every "
+                "request names: batch:DIR#MODEL"
+            )
+        return BatchBackendSpec(directory=Path(directory.strip()), model=model.strip())
     if scheme == "vllm":
         raise BackendSpecError(
             "in-process vLLM is not available in this build; serve the model with "

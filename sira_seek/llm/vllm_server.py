@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -226,3 +227,133 @@ def stop_deployment(deployment: VllmDeployment) -> bool:
     stopped = stop_pid(deployment.pid)
     (deployments_dir() / f"vllm-{deployment.port}.json").unlink(missing_ok=True)
     return stopped
+
+
+class BatchRoundRun(BaseModel):
+    """What ``sira-seek llm batch`` did: which round, how many answers, where, how long."""
+
+    round: int
+    requests: str
+    output: str
+    answered: int
+    failed: int
+    model: str
+    served_model_name: str
+    log: str
+    seconds: float
+
+
+CHAT_URL = "/v1/chat/completions"
+
+
+def run_batch_command(
+    python: str,
+    model: Path | str,
+    served: str,
+    requests: Path,
+    output: Path,
+    *,
+    gpu: bool,
+    max_model_len: int = 2048,
+) -> list[str]:
+    """vLLM's offline batch runner over ``requests``, engine as ``VllmServerProcess`` starts
+    the server (the same structured-output grammar; float32 and eager on a CPU)."""
+    cmd = [
+        python, "-m", "vllm.entrypoints.openai.run_batch",
+        "-i", str(requests), "-o", str(output),
+        "--model", str(model), "--served-model-name", served,
+        "--max-model-len", str(max_model_len),
+        "--structured-outputs-config", json.dumps(STRUCTURED_OUTPUTS_CONFIG),
+    ]  # fmt: skip
+    if not gpu:
+        cmd += ["--dtype", "float32", "--enforce-eager"]
+    return cmd
+
+
+def _round_requests(path: Path) -> tuple[set[str], set[str], int]:
+    """(models, urls, lines) of a round's request file."""
+    models: set[str] = set()
+    urls: set[str] = set()
+    count = 0
+    with path.open(encoding="utf-8") as handle:
+        for raw in handle:
+            if raw.strip():
+                line = json.loads(raw)
+                models.add(str(line["body"]["model"]))
+                urls.add(str(line["url"]))
+                count += 1
+    return models, urls, count
+
+
+def run_batch_round(
+    directory: Path,
+    *,
+    model: str = "gemma3-270m",
+    max_model_len: int = 2048,
+    kv_cache_gib: int = 2,
+    timeout_s: float | None = None,
+) -> BatchRoundRun:
+    """Answer the waiting round of ``directory`` (``--llm batch:DIR#MODEL``) with vLLM's
+    ``run_batch`` on this machine: ``model`` names the weights (an alias, a folder or a hub
+    id, as ``llm up``), served under the name every request body gives. The output is
+    written under a temporary name and renamed into ``round-NNN.output.jsonl`` once complete.
+    """
+    from sira_seek.input_errors import InputError
+    from sira_seek.llm.batch_files import BatchOutputLine
+    from sira_seek.llm.batch_rounds import output_path, requests_path, waiting_round
+
+    number = waiting_round(directory)
+    if number is None:
+        raise InputError(
+            f"no round of {directory} waits for answers (round-NNN.requests.jsonl "
+            "without its round-NNN.output.jsonl)"
+        )
+    requests, output = requests_path(directory, number), output_path(directory, number)
+    models, urls, count = _round_requests(requests)
+    if len(models) != 1:
+        raise InputError(
+            f"{requests} names {len(models)} models ({', '.join(sorted(models))}); "
+            "one run_batch serves one"
+        )
+    if urls - {CHAT_URL}:
+        raise InputError(
+            f"{requests} holds {', '.join(sorted(urls - {CHAT_URL}))} requests: "
+            "vLLM's run_batch answers /v1/chat/completions only (use chat prompts, "
+            "or answer the round through a server: `sira-seek llm up`)"
+        )
+    python = vllm_python()
+    target, _ = resolve_model(model, python)
+    served = next(iter(models))
+    gpu = has_gpu()
+    partial = output.with_name(output.name + ".partial")
+    log = requests.with_name(f"round-{number:03d}.run_batch.log")
+    command = run_batch_command(
+        python, target, served, requests, partial, gpu=gpu, max_model_len=max_model_len
+    )
+    env = {**os.environ, **({} if gpu else {"VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib)})}
+    started = time.perf_counter()
+    with log.open("w", encoding="utf-8") as handle:
+        done = subprocess.run(
+            command, stdout=handle, stderr=subprocess.STDOUT, env=env, timeout=timeout_s,
+            check=False,
+        )  # fmt: skip
+    seconds = time.perf_counter() - started
+    if done.returncode != 0 or not partial.exists():
+        tail = "\n".join(log.read_text("utf-8", errors="replace").splitlines()[-20:])
+        raise BackendUnavailableError(
+            f"vLLM's run_batch exited {done.returncode} after {seconds:.0f}s (log {log}):\n{tail}"
+        )
+    partial.replace(output)
+    lines = [
+        BatchOutputLine.model_validate_json(raw)
+        for raw in output.read_text("utf-8").splitlines()
+        if raw.strip()
+    ]
+    answered = sum(1 for line in lines if line.answer is not None)
+    failed = len(lines) - answered
+    logger.info("run_batch answered round %d (%d requests) in %.0fs", number, count, seconds)
+    return BatchRoundRun(
+        round=number, requests=str(requests), output=str(output), answered=answered,
+        failed=failed, model=str(target), served_model_name=served, log=str(log),
+        seconds=round(seconds, 1),
+    )  # fmt: skip

@@ -15,9 +15,10 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from sira_seek.input_errors import InputError
+from sira_seek.llm.pending import PendingRequest
 
 from .checkpoint import SeekCheckpoint
 from .pipeline import SeekPipeline
@@ -35,6 +36,12 @@ class BatchReport(BaseModel):
     answered: int = 0
     failed: int = 0
     wall_s: float = 0.0
+    waiting: list[str] = Field(
+        default_factory=list,
+        description="Questions stopped by an LLM request an offline batch round has not "
+        "answered yet (``--llm batch:``): not in ``results``, not checkpointed; asked again "
+        "from the start in the next round.",
+    )
 
     @property
     def questions_per_s(self) -> float:
@@ -76,7 +83,9 @@ async def run_questions(
     """Answer every question; at most ``concurrency`` in flight.
 
     Questions finished in ``checkpoint`` are taken from it; every new result, success or
-    failure, is appended to it as soon as it exists.
+    failure, is appended to it as soon as it exists. A question whose LLM request waits for
+    an offline batch round (``pending.PendingRequest``) is neither: it is listed in
+    ``waiting`` and asked again, from its start, by the next run.
 
     For progress displays: ``on_start(to_ask, resumed)`` fires once before the first question
     runs (how many will be asked, how many came from the checkpoint), then ``on_result`` once
@@ -89,11 +98,16 @@ async def run_questions(
     started = time.perf_counter()
     failed = 0
 
-    async def one(question: QuestionInput) -> SeekResult:
+    waiting: list[str] = []
+
+    async def one(question: QuestionInput) -> SeekResult | None:
         nonlocal failed
         async with semaphore:
             try:
                 result = await pipeline.answer(question)
+            except PendingRequest:  # waits for a batch round: neither finished nor failed
+                waiting.append(question.id)
+                return None
             except Exception as exc:  # recorded; never stops the other questions
                 result = _failure(question, pipeline, exc)
                 failed += 1
@@ -107,11 +121,13 @@ async def run_questions(
     if on_start is not None:
         on_start(len(todo), len(questions) - len(todo))
     fresh = await asyncio.gather(*(one(q) for q in todo))
-    by_id = {**done, **{r.id: r for r in fresh}}
+    by_id = {**done, **{r.id: r for r in fresh if r is not None}}
+    stopped = set(waiting)
     return BatchReport(
-        results=[by_id[q.id] for q in questions],
+        results=[by_id[q.id] for q in questions if q.id in by_id],
         resumed=len(questions) - len(todo),
-        answered=len(todo),
+        answered=len(todo) - len(waiting),
         failed=failed,
         wall_s=time.perf_counter() - started,
+        waiting=[q.id for q in todo if q.id in stopped],
     )

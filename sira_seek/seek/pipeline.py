@@ -19,6 +19,7 @@ from typing import Literal
 
 from sira_seek.input_errors import InputError
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
@@ -336,7 +337,7 @@ class SeekPipeline:
         initial = sketch
         context = self.prompts.render_sketch(initial)
         steps = list(
-            await asyncio.gather(
+            await gather_settled(
                 *(
                     self._subquery(run, context, "sketch", gist.heading, t)
                     for t, gist in enumerate(initial.gists)

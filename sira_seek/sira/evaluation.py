@@ -13,6 +13,7 @@ from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
 from sira_seek.fields import TEXT, TITLE
+from sira_seek.llm.pending import PendingRequests
 from sira_seek.metrics.retrieval import Run, evaluate_run
 
 from .expansions import LLMCall, QueryExpander, QueryInput
@@ -184,6 +185,7 @@ def rerank_run(
     tokens: dict[str, int] = {}
     calls: list[LLMCall] = []
     todo = [q for q in queries if run.get(q.id)]
+    waiting = PendingRequests()  # offline batch rounds: every query's calls in one round
     for start in range(0, len(todo), batch):
         part = todo[start : start + batch]
         docs = fetch_documents(backend, index, {q.id: list(run[q.id])[:top_n] for q in part})
@@ -192,13 +194,15 @@ def rerank_run(
                 SiraHit(id=doc_id, score=score, bm25_rank=rank)
                 for rank, (doc_id, score) in enumerate(run[query.id].items(), start=1)
             ]
-            done = reranker.rerank(query.text, hits, docs[query.id], top_n=top_n)
-            out[query.id] = run_scores(done.hits, top_n)
-            ms[query.id] = done.ms
-            tokens[query.id] = sum(c.prompt_tokens + c.completion_tokens for c in done.calls)
-            calls += done.calls
-            if on_progress is not None:
-                on_progress(1)
+            with waiting.collect():
+                done = reranker.rerank(query.text, hits, docs[query.id], top_n=top_n)
+                out[query.id] = run_scores(done.hits, top_n)
+                ms[query.id] = done.ms
+                tokens[query.id] = sum(c.prompt_tokens + c.completion_tokens for c in done.calls)
+                calls += done.calls
+                if on_progress is not None:
+                    on_progress(1)
+    waiting.raise_if_any()
     note = unusable_note(calls)
     if note is not None:
         logger.warning("%s (%s)", note, index)

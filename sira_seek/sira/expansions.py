@@ -19,7 +19,7 @@ from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.precomputed import PrecomputedKeywords
 from sira_seek.llm.response import LLMError, LLMResponse
-from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
+from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec, parse_backend_spec
 
 from .keyword_parsing import clean_phrases, parse_enrichment
 from .prompts import enrichment_request
@@ -112,11 +112,12 @@ class PrecomputedExpander:
 
 def client_for_spec(spec: str) -> tuple[LLMClient, bool]:
     """The cached client for a spec, and whether it wants chat messages (instruction-tuned
-    servers) rather than a completion prompt (in-process base models, precomputed files)."""
+    servers, and batch rounds for them) rather than a completion prompt (in-process base
+    models, precomputed files)."""
     from sira_seek.llm.factory import create_llm_client
 
     parsed = parse_backend_spec(spec)
-    return create_llm_client(parsed), isinstance(parsed, OpenAIBackendSpec)
+    return create_llm_client(parsed), isinstance(parsed, OpenAIBackendSpec | BatchBackendSpec)
 
 
 def call_record(outcome: LLMResponse | LLMError) -> LLMCall:

@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple
 from sira_seek.backend import SearchBackend, SearchResult
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.input_errors import InputError
+from sira_seek.llm.pending import PendingRequests
 
 from .categories import CategoryDecision, CategoryGrounder
 from .df_check import CandidateTable, DocFrequencyChecker
@@ -306,6 +307,7 @@ class SiraRetriever:
             wq = self.compile(text, table, decisions)
             staged.append(_Staged(query, text, notes, expansion, table, decisions, wq, timings))
         results: list[SiraResult] = []
+        waiting = PendingRequests()  # offline batch rounds: every query's rerank in one round
         for start in range(0, len(staged), batch):
             part = staged[start : start + batch]
             started = time.perf_counter()
@@ -313,19 +315,21 @@ class SiraRetriever:
             share = _ms(started) / len(part)
             for s, res in zip(part, found, strict=True):
                 s.timings.search_ms = share
-                results.append(
-                    self._result(
-                        s.input,
-                        s.text,
-                        s.notes,
-                        s.expansion,
-                        s.table,
-                        s.categories,
-                        s.query,
-                        res,
-                        s.timings,
+                with waiting.collect():
+                    results.append(
+                        self._result(
+                            s.input,
+                            s.text,
+                            s.notes,
+                            s.expansion,
+                            s.table,
+                            s.categories,
+                            s.query,
+                            res,
+                            s.timings,
+                        )
                     )
-                )
+        waiting.raise_if_any()
         return results
 
     def close(self) -> None:

@@ -26,9 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from sira_seek.input_errors import InputError, MissingInputFile
+from sira_seek.llm.batch_files import BatchOutputLine
 from sira_seek.llm.errors import ServerError
 from sira_seek.llm.openai_http import extract_completion
 
@@ -46,23 +47,6 @@ _CATEGORIES_ASKED = "+categories"
 
 class BatchOutputError(InputError):
     """The file cannot be imported as one run (no usable line, several models or prompts)."""
-
-
-class _Response(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    status_code: int = 200
-    body: dict[str, Any] | None = None
-
-
-class BatchOutputLine(BaseModel):
-    """One line of an OpenAI Batch output file (vLLM's ``BatchRequestOutput``)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    custom_id: str
-    response: _Response | None = None
-    error: Any = None
 
 
 class BatchOutputPhraseSource:

@@ -19,12 +19,12 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sira_seek.backend import SearchBackend
 from sira_seek.input_errors import InputError
+from sira_seek.llm.batch_files import BATCH_URL_PREFIX, BatchRequestLine
 from sira_seek.llm.openai_http import OpenAICompatibleClient, openai_request_body
 from sira_seek.llm.structured import StructuredOutputDialect
 
@@ -38,9 +38,6 @@ from .work_items import WorkItem
 logger = logging.getLogger(__name__)
 
 CUSTOM_ID_SEPARATOR = "::"
-# Batch files name endpoints with the version prefix; the live client posts under a base URL
-# that already ends in /v1.
-BATCH_URL_PREFIX = "/v1"
 
 
 class BatchRequestKey(BaseModel):
@@ -67,15 +64,6 @@ class BatchRequestKey(BaseModel):
                 "(written by sira-sync export-requests)"
             )
         return cls(doc_id=parts[0], source_hash=parts[1], prompt_id=parts[2])
-
-
-class BatchRequestLine(BaseModel):
-    """One line of an OpenAI Batch input file."""
-
-    custom_id: str
-    method: Literal["POST"] = "POST"
-    url: str
-    body: dict[str, Any]
 
 
 class ExportReport(BaseModel):

@@ -38,6 +38,8 @@ from sira_seek.agent.loop import (
     with_protocol_defaults,
 )
 from sira_seek.corpus import ReadReport, read_qrels
+from sira_seek.llm.batch_rounds import batch_round
+from sira_seek.llm.pending import PendingRequests
 from sira_seek.seek.questions import QuestionInput, read_questions
 from sira_seek.sira.settings import MAX_WEIGHT
 
@@ -178,6 +180,10 @@ def evaluate_agentic(
     connected), ``on_start(questions)`` is called once the model is loaded, ``on_progress(1)``
     as each question finishes. A question whose LLM failed is in the report
     (``report.llm_errors``); it does not raise.
+
+    With ``llm="batch:DIR#MODEL"`` every question's next step goes in one offline round
+    (``llm.batch_rounds``): ``WaitingForBatch`` names the round's file, and the same call
+    once its output is there replays each episode and goes one step further.
     """
     from sira_seek.llm.settings import LLMSettings
 
@@ -189,7 +195,7 @@ def evaluate_agentic(
     llm_settings = LLMSettings()
     spec = request.llm or llm_settings.backend
     started = time.perf_counter()
-    with classified():
+    with batch_round(spec), classified():
         runs = _run_agent(
             backend_of(source), request, questions, spec, llm_settings,
             on_start=on_start, on_progress=on_progress,
@@ -239,13 +245,16 @@ def _run_agent(
     prompt = AgentPrompt(resolve_prompt_style("auto", spec), protocol=request.protocol)
     loop = AgentLoop(llm, tools, prompt, request.loop_settings())
     runs: list[AgentRun] = []
+    waiting = PendingRequests()  # offline batch rounds: every question's next step in one
     try:
         if on_start is not None:
             on_start(len(questions))
         for question in questions:
-            runs.append(loop.run(question.question, question_id=question.id))
-            if on_progress is not None:
-                on_progress(1)
+            with waiting.collect():
+                runs.append(loop.run(question.question, question_id=question.id))
+                if on_progress is not None:
+                    on_progress(1)
     finally:
         llm.close()
+    waiting.raise_if_any()
     return runs

@@ -31,6 +31,7 @@ from pydantic import (
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
 from sira_seek.fields import TEXT, TITLE
+from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.metrics.coverage import (
     COVERAGE_CUTOFFS,
     answer_coverage,
@@ -234,7 +235,22 @@ def evaluate_retrieval(
     ``on_start(total, one_by_one)`` is called once the inputs are read (``one_by_one``: the
     queries go one at a time, worth a progress bar), ``on_progress(n)`` as queries finish,
     ``on_skipped(lines)`` with the bad lines a lenient read skipped, before any query runs.
+
+    With ``llm="batch:DIR#MODEL"`` the LLM calls go in offline rounds (``llm.batch_rounds``):
+    every query's expansion in one round, then every query's rerank; ``WaitingForBatch``
+    names each round's file, and the same call once its output is there goes on.
     """
+    with batch_round(request.llm):
+        return _evaluate_retrieval(source, request, on_start, on_progress, on_skipped)
+
+
+def _evaluate_retrieval(
+    source: BackendSource,
+    request: RetrievalEvaluationRequest,
+    on_start: Callable[[int, bool], None] | None,
+    on_progress: Callable[[int], None] | None,
+    on_skipped: Callable[[Sequence[str]], None] | None,
+) -> RetrievalEvaluation:
     report = ReadReport()
     measures = request.measure_map()
     settings = request.settings()

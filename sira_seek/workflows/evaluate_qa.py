@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from sira_seek.corpus import ReadReport, read_qrels
+from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.metrics.information_gain import DigParameters, InformationGains
 from sira_seek.metrics.qa import AnswerExtraction, QAScores, score_predictions
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
@@ -93,6 +94,11 @@ def evaluate_qa(
     question, ``on_skipped(lines)`` with the bad lines a lenient read skipped (before any LLM
     call). ``source`` may be ``None`` for closed-book methods. Failed questions are in the
     report (``report.failed``) and score as ``<None>``; they do not raise.
+
+    With ``llm="batch:DIR#MODEL"`` the run goes in offline rounds (``llm.batch_rounds``):
+    while some question waits for an answer, the round's requests are written and
+    ``WaitingForBatch`` raised, naming the file (finished questions are checkpointed as
+    usual); the same call once the round's output is there goes on from there.
     """
     from sira_seek.llm.settings import LLMSettings
     from sira_seek.seek.questions import read_questions
@@ -111,7 +117,7 @@ def evaluate_qa(
     capped = LLMSettings().in_flight_cap(request.concurrency)
     if capped is not None:
         logger.warning("%s", capped)
-    with classified():
+    with batch_round(request.llm), classified():
         retriever = retriever_for(
             source,
             method=request.settings.method,
@@ -170,7 +176,7 @@ async def _answer(
             raise InvalidInput(str(exc), field="checkpoint") from None
         usage = dict(session.ledger.summary())  # the method's cost, not DIG's scoring
         gains = None
-        if request.diagnostics:
+        if request.diagnostics and not report.waiting:
             gains = await information_gains(
                 find_scorer(session.llm),
                 report.results,

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from sira_seek.corpus import ReadReport
+from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
@@ -213,3 +214,125 @@ def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
         note += " (a table keyed by query id needs the query's id)"
     logger.warning("%s (query %r on %s)", note, request.query[:80], request.index)
     return result.model_copy(update={"notes": [*result.notes, note]})
+
+
+class QueriesSearchRequest(BaseModel):
+    """Every query of a BEIR queries file (``{"_id", "text"}`` per line) searched as
+    ``SearchRequest`` searches one: the same method, phrase sources, rerank and knobs. SIRA's
+    LLM calls go out together (all expansions, then all reranks), which is what an offline
+    batch round (``llm="batch:DIR#MODEL"``) needs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    queries: Path
+    index: str
+    method: RetrievalMethod = "bm25"
+    k: StrictInt = Field(default=10, ge=1, le=validation.MAX_K)
+    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    task: Task | None = None
+    expansions: Path | None = None
+    llm: str | None = None
+    rerank: StrictInt = Field(default=0, ge=0, le=MAX_RERANK)
+    source_fields: list[str] = Field(default_factory=lambda: ["title"])
+    strict: bool = True
+
+    @field_validator("index")
+    @classmethod
+    def _index(cls, value: str) -> str:
+        return validation.index_name(value)
+
+    @model_validator(mode="after")
+    def _rerank_needs_llm(self) -> QueriesSearchRequest:
+        check_rerank(self.settings().rerank_top_n, self.llm)
+        return self
+
+    def settings(self) -> SiraSettings:
+        """SIRA's settings for these searches (as ``SearchRequest.settings``)."""
+        return sira_settings(
+            tau=self.tau, weight=self.weight, task=self.task, size=self.k, rerank_top_n=self.rerank
+        )
+
+    @classmethod
+    def build(cls, **values: Any) -> QueriesSearchRequest:
+        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
+        for key in ("queries", "expansions"):
+            if isinstance(values.get(key), str):
+                values[key] = Path(values[key])
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise InvalidInput(validation_message(exc)) from None
+
+
+def search_queries(
+    source: BackendSource,
+    request: QueriesSearchRequest,
+    *,
+    report: ReadReport | None = None,
+) -> list[SiraResult]:
+    """One result per query of ``request.queries``, in file order (bad lines stop the run,
+    or with ``strict=False`` are skipped into ``report``), each with the note ``search``
+    gives a SIRA query that fell back to plain BM25.
+
+    With ``llm="batch:DIR#MODEL"`` the LLM calls go in offline rounds (``llm.batch_rounds``):
+    ``WaitingForBatch`` names each round's file; the same call once its output is there goes
+    on (expansions in one round, reranks in the next).
+    """
+    with batch_round(request.llm):
+        return _search_queries(source, request, report or ReadReport())
+
+
+def _search_queries(
+    source: BackendSource, request: QueriesSearchRequest, report: ReadReport
+) -> list[SiraResult]:
+    from sira_seek.corpus import read_queries
+    from sira_seek.sira.expansions import QueryInput
+    from sira_seek.sira.retriever import SiraRetriever
+
+    with classified():
+        queries = read_queries(request.queries, report, strict=request.strict)
+    if not queries:
+        raise InvalidInput("no usable query (a JSON object with `_id` and `text`)", field="queries")
+    settings = request.settings()
+    expander = choose_expander(
+        request.method,
+        expansions=request.expansions,
+        llm=request.llm,
+        task=settings.task,
+        strict=request.strict,
+        report=report,
+        allow_both=settings.rerank_top_n > 0,
+    )
+    reranker: LLMReranker | None = None
+    try:
+        with classified():
+            backend = backend_of(source)
+            if not backend.index_exists(request.index):
+                raise NotFound(
+                    f"index {request.index!r} does not exist: ingest a corpus into it first",
+                    field="index",
+                )
+            reranker = choose_reranker(request.llm, settings.rerank_top_n)
+            retriever = SiraRetriever(
+                backend,
+                request.index,
+                settings=settings,
+                expander=expander,
+                source=list(request.source_fields),
+                reranker=reranker,
+            )
+            results = retriever.search_many([QueryInput(text=q.text, id=q.id) for q in queries])
+    finally:
+        if expander is not None:
+            expander.close()
+        if reranker is not None:
+            reranker.close()
+    return [_fallback_noted(request.method, result) for result in results]
+
+
+def _fallback_noted(method: RetrievalMethod, result: SiraResult) -> SiraResult:
+    if not fell_back_to_bm25(method, result):
+        return result
+    why = result.expansion.note or "the phrase source has no entry for this query"
+    return result.model_copy(update={"notes": [*result.notes, f"{FALLBACK_NOTE}: {why}"]})

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Generic, Literal, Protocol, TypeVar
 
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
@@ -115,7 +116,7 @@ class BaselineRun:
         """Every query searched at once (``gist_index`` = its position), recorded in the
         order given; each step keeps its own time, ``retrieval_s`` grows by the wall time."""
         started = time.perf_counter()
-        found = await asyncio.gather(
+        found = await gather_settled(
             *(
                 self._retrieve(query, i, raw)
                 for i, (query, raw) in enumerate(zip(queries, raw_outputs, strict=True))
