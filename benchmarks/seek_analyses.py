@@ -6,8 +6,9 @@
 
 Each method answers the same wikimh/HotpotQA questions over BM25; then every run gets the
 analyses of ``eval qa --diagnostics`` (`sira_seek.metrics.seek_diagnostics`): sub-query
-diversity, new-document share, DIG (scored by the same LLM), best sub-query Recall@5 against
-the HotpotQA judgements, sub-queries and gists per question, seconds per question, beside
+similarity and diversity, document overlap, new-document share, DIG (scored by the same LLM),
+maximum sub-query Recall@5 over answer-containing documents (A.5) and against the HotpotQA
+judgements, sub-queries and gists per question, seconds per question, beside
 Cover-EM / EM / F1. vanilla-rag (one search with the question) is the baseline the others are
 read against. The response cache is off, so every figure is a live generation; the seed is
 fixed (temperature 0 by default) and printed.
@@ -35,6 +36,7 @@ from sira_seek.seek.questions import read_questions
 from sira_seek.seek.results import QuestionInput
 from sira_seek.seek.retrieval import BM25Retriever, Retriever
 from sira_seek.seek.settings import SeekSettings
+from sira_seek.workflows.seek_analyses import retrieved_passages
 
 METHODS = ("vanilla-rag", "seek", "iter-retgen", "rewoo")
 
@@ -42,10 +44,13 @@ ROWS = (
     ("cover_em", "Cover-EM"),
     ("em", "EM"),
     ("f1", "token F1"),
+    ("subquery_similarity", "sub-query similarity"),
     ("subquery_diversity", "sub-query diversity"),
+    ("document_overlap", "document overlap"),
     ("new_document_share", "new-document share"),
     ("dig", "DIG"),
-    ("best_subquery_recall_at_5", "best sub-query Recall@5"),
+    ("max_subquery_recall_at_5", "max sub-query Recall@5"),
+    ("qrels_subquery_recall_at_5", "qrels sub-query Recall@5"),
     ("subqueries_per_question", "sub-queries / question"),
     ("gists_per_question", "gists / question"),
     ("amortised_seconds_per_question", "seconds / question (amortised)"),
@@ -71,9 +76,12 @@ async def analyse(
     finally:
         await session.aclose()
     scores = score_predictions(r.prediction_record() for r in report.results)
+    assert isinstance(retriever, BM25Retriever)
+    passages = retrieved_passages(retriever.backend, retriever.index, report.results)
     found = seek_diagnostics(
         [r.trace() for r in report.results],
         qrels,
+        passages=passages,
         wall_s=report.wall_s,
         run_questions=len(report.results),
         gains=gains,

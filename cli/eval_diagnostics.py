@@ -8,34 +8,89 @@ from __future__ import annotations
 
 import click
 
+from sira_seek.metrics.seek_answer_analyses import AnalysisCost
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
+
+
+def show(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _cost(cost: AnalysisCost | None) -> str:
+    if cost is None:
+        return ""
+    return (
+        f"; cost {cost.llm_calls} LLM calls, {cost.completion_tokens} completion tokens, "
+        f"{cost.wall_seconds:.1f}s"
+        + (f", {cost.failed_questions} questions failed" if cost.failed_questions else "")
+    )
+
+
+def _overlap_lines(found: SeekDiagnostics) -> list[str]:
+    """Fig. 6b: one line per step from the second."""
+    return [
+        f"  step {r.iteration}: with previous {show(r.with_previous)}, with cumulative "
+        f"{show(r.with_cumulative)} ({r.questions} questions)"
+        for r in found.document_overlap_by_iteration
+    ]
+
+
+def _answer_lines(found: SeekDiagnostics) -> list[str]:
+    """Fig. 6a, one line per iteration, and Fig. 4b, one line per removed slot."""
+    curve = found.performance_by_iteration
+    if curve is None or found.performance_by_iteration_unavailable:
+        missing = found.performance_by_iteration_unavailable
+        lines = [f"performance by iteration   n/a ({missing})"]
+    else:
+        cost = _cost(found.performance_by_iteration_cost)
+        lines = [f"performance by iteration   (Fig. 6a){cost}"]
+        lines += [
+            f"  after {r.iteration}: Cover-EM {r.cover_em:.4f}, F1 {r.f1:.4f} "
+            f"({r.questions} questions, {r.iterating} still iterating)"
+            for r in curve
+        ]
+    ablation = found.slot_ablation
+    if ablation is None:
+        return [*lines, f"slot ablation              n/a ({found.slot_ablation_unavailable})"]
+    lines.append(
+        f"slot ablation (Fig. 4b)    {ablation.questions} sketches of "
+        f"{ablation.seed_slots} slots{_cost(ablation.cost)}"
+    )
+    return lines + [
+        f"  {r.removed:<10} Cover-EM {r.cover_em:.4f}, F1 {r.f1:.4f}" for r in ablation.rows
+    ]
 
 
 def format_diagnostics(found: SeekDiagnostics) -> str:
     """A few lines for people; ``--json`` carries every figure and the per-question rows."""
-
-    def show(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.4f}"
-
     gists = ", ".join(f"{k}: {v}" for k, v in found.gist_counts.items()) or "n/a"
     dig_with = "n/a" if found.dig_parameters is None else found.dig_parameters.describe()
-    return "\n".join(
-        [
-            f"sub-query diversity        {show(found.subquery_diversity)} "
-            f"({found.diversity_questions} questions with 2+ sub-queries)",
-            f"new-document share         {show(found.new_document_share)}",
-            f"DIG                        {show(found.dig)} ({found.dig_questions} questions"
-            + (f"; unavailable: {found.dig_unavailable})" if found.dig_unavailable else ")"),
-            f"DIG parameters (Eq. 14-15) {dig_with}",
-            f"best sub-query Recall@5    {show(found.best_subquery_recall_at_5)} "
-            f"({found.recall_questions} judged questions)",
-            f"sub-queries per question   {show(found.subqueries_per_question)}",
-            f"gists per question         {show(found.gists_per_question)} (by count {gists})",
-            f"seconds per question       {show(found.seconds_per_question)} "
-            f"(median {show(found.seconds_per_question_p50)}, "
-            f"amortised {show(found.amortised_seconds_per_question)})",
-        ]
-    )
+    recall_note = found.max_subquery_recall_unavailable
+    lines = [
+        f"sub-query similarity       {show(found.subquery_similarity)} "
+        f"({found.subquery_similarity_measure}; diversity {show(found.subquery_diversity)}; "
+        f"{found.diversity_questions} questions with 2+ sub-queries)",
+        f"document overlap           {show(found.document_overlap)} (consecutive steps' "
+        f"Jaccard; {found.document_overlap_questions} questions with 2+ steps)",
+        *_overlap_lines(found),
+        f"new-document share         {show(found.new_document_share)}",
+        f"DIG                        {show(found.dig)} ({found.dig_questions} questions"
+        + (f"; unavailable: {found.dig_unavailable})" if found.dig_unavailable else ")"),
+        f"DIG parameters (Eq. 14-15) {dig_with}",
+        f"max sub-query Recall@5     {show(found.max_subquery_recall_at_5)} "
+        f"(answer-containing documents; {found.max_subquery_recall_questions} questions"
+        + (f"; {recall_note})" if recall_note else ")"),
+        f"qrels sub-query Recall@5   {show(found.qrels_subquery_recall_at_5)} "
+        f"({found.qrels_recall_questions} judged questions)",
+        *_answer_lines(found),
+        f"stopped at the step cap    {found.step_cap_reached} questions",
+        f"sub-queries per question   {show(found.subqueries_per_question)}",
+        f"gists per question         {show(found.gists_per_question)} (by count {gists})",
+        f"seconds per question       {show(found.seconds_per_question)} "
+        f"(median {show(found.seconds_per_question_p50)}, "
+        f"amortised {show(found.amortised_seconds_per_question)})",
+    ]
+    return "\n".join(lines)
 
 
 def echo_diagnostics(found: SeekDiagnostics) -> None:

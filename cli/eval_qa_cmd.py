@@ -70,17 +70,32 @@ from .seek_options import SeekChoices, index_option, seek_options
 @click.option(
     "--diagnostics",
     is_flag=True,
-    help="Also report the SEEK paper's analyses: sub-query diversity, new-document share, DIG "
-    "(gold-answer confidence with the gathered knowledge minus without; scored by the same LLM, "
-    "which must return token log-probabilities), best sub-query Recall@5 (with --qrels), gists "
-    "and seconds per question.",
+    help="Also report the SEEK paper's analyses: sub-query similarity and diversity, document "
+    "overlap (per step and across iterations), DIG (gold-answer confidence with the gathered "
+    "knowledge minus without; scored by the same LLM, which must return token "
+    "log-probabilities), maximum sub-query Recall@5 over answer-containing documents, step-cap "
+    "stops, gists and seconds per question.",
 )
 @click.option(
     "--qrels",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="Judgements (query-id corpus-id score; ids = question ids) for best sub-query "
-    "Recall@5; implies --diagnostics.",
+    help="Judgements (query-id corpus-id score; ids = question ids) for the judged-document "
+    "sub-query Recall@5 (qrels_subquery_recall_at_5); implies --diagnostics.",
+)
+@click.option(
+    "--per-iteration",
+    is_flag=True,
+    help="Also the answer quality after each iteration (SEEK paper, Fig. 6a): the answer "
+    "prompt asked again from the knowledge after iterations 1..n-1 (one LLM call each; "
+    "Iter-RetGen needs none); implies --diagnostics.",
+)
+@click.option(
+    "--slot-ablation",
+    is_flag=True,
+    help="Also the slot ablation (SEEK paper, Fig. 4b): each completed sketch of the most "
+    "common slot count answered again with each filled slot removed, and with every gist "
+    "removed (slots + 1 LLM calls a sketch); implies --diagnostics.",
 )
 @click.option(
     "--report",

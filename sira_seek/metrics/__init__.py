@@ -6,6 +6,7 @@
 - ``coverage``: answer coverage@k of ranked passages;
 - ``information_gain``: the DIG arithmetic (confidences in, gains out);
 - ``seek_diagnostics``: the SEEK paper's analyses over plain per-question traces;
+- ``seek_answer_analyses``: its answer-quality analyses (after each iteration, slot ablation);
 - ``run_record``: a saved run (what ``sira-seek report`` compares);
 - ``trec_run``: six-column TREC run files.
 

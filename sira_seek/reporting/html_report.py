@@ -132,14 +132,21 @@ def pick_baseline(runs: list[RunRecord], baseline: str | None) -> RunRecord:
 _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("questions", "questions analysed"),
     ("failed", "failed (left out)"),
-    ("subquery_diversity", "sub-query diversity (1 - mean pairwise token Jaccard)"),
+    ("subquery_similarity", "sub-query similarity (mean over pairs; Fig. 4a)"),
+    ("subquery_diversity", "sub-query diversity (1 - similarity)"),
+    ("subquery_similarity_measure", "similarity used"),
     ("diversity_questions", "questions with 2+ sub-queries"),
+    ("document_overlap", "document overlap (Jaccard of consecutive steps; Fig. 4a)"),
+    ("document_overlap_questions", "questions with 2+ steps"),
     ("new_document_share", "share of retrieved documents new when retrieved"),
     ("dig", "DIG (gold-answer confidence with the knowledge minus without)"),
     ("dig_questions", "questions with DIG scored"),
     ("dig_parameters", "DIG parameters (Eq. 14-15: window W, first k tokens, alpha, omega)"),
-    ("best_subquery_recall_at_5", "best sub-query Recall@5"),
-    ("recall_questions", "questions with judgements"),
+    ("max_subquery_recall_at_5", "maximum sub-query Recall@5 (answer-containing documents; A.5)"),
+    ("max_subquery_recall_questions", "questions with gold answers"),
+    ("qrels_subquery_recall_at_5", "maximum sub-query Recall@5 over judged documents"),
+    ("qrels_recall_questions", "questions with judgements"),
+    ("step_cap_reached", "questions stopped at the step cap"),
     ("subqueries_per_question", "sub-queries per question"),
     ("gists_per_question", "gists per question"),
     ("seconds_per_question", "seconds per question (mean)"),
@@ -147,25 +154,83 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("amortised_seconds_per_question", "seconds per question (run wall time / questions)"),
 )
 
+_SEEK_NOTE = (
+    "Failed questions are left out. Sub-query similarity is the mean over every pair of a "
+    "question's sub-queries (the paper embeds them with Qwen3-Embedding-0.6B; the measure used "
+    "is named above). Document overlap is the Jaccard of consecutive steps' retrieved sets; "
+    "across iterations (Fig. 6b) each step is also compared with all earlier steps' documents "
+    "together. Maximum sub-query Recall@5 (A.5) counts a sub-query 1 when one of its top 5 "
+    "documents contains a gold answer, and takes the best sub-query. DIG is the SEEK paper's "
+    "Document Information Gain (Appendix A.6, Eq. 13-15) over the knowledge each method "
+    "answered from, p(gold | question, knowledge) - p(gold | question), each confidence the "
+    "product of window-smoothed token probabilities (window W, divided by W) raised to "
+    "omega_i * alpha for the first k tokens and to 1 - alpha for the rest; scored with the "
+    "run's own LLM, one few-shot answer prompt with and without the knowledge, and the first "
+    "gold answer."
+)
+
+
+def _cell(key: str, value: object) -> str:
+    if isinstance(value, DigParameters):
+        text = escape(value.describe())
+    elif isinstance(value, float):
+        text = _fmt(value)
+    else:
+        text = "–" if value is None else escape(str(value))
+    return f'<td data-key="{key}">{text}</td>'
+
+
+def _seek_curves(name: str, d: SeekDiagnostics) -> str:
+    """One run's Fig. 6b, Fig. 6a and Fig. 4b tables (those it has)."""
+    parts = []
+    if d.document_overlap_by_iteration:
+        rows = "".join(
+            f"<tr><td>{r.iteration}</td><td>{r.questions}</td>"
+            f"{_cell('with_previous', r.with_previous)}"
+            f"{_cell('with_cumulative', r.with_cumulative)}</tr>"
+            for r in d.document_overlap_by_iteration
+        )
+        parts.append(
+            f"<h3>{escape(name)}: document overlap across iterations (Fig. 6b)</h3><table>"
+            "<tr><th>step</th><th>questions</th><th>with previous step</th>"
+            f"<th>with all earlier steps</th></tr>{rows}</table>"
+        )
+    if d.performance_by_iteration:
+        rows = "".join(
+            f"<tr><td>{r.iteration}</td><td>{r.questions}</td><td>{r.iterating}</td>"
+            f"{_cell('cover_em', r.cover_em)}{_cell('f1', r.f1)}</tr>"
+            for r in d.performance_by_iteration
+        )
+        parts.append(
+            f"<h3>{escape(name)}: performance across iterations (Fig. 6a)</h3><table><tr>"
+            "<th>after iteration</th><th>questions</th><th>still iterating</th>"
+            f"<th>Cover-EM</th><th>F1</th></tr>{rows}</table>"
+        )
+    if d.slot_ablation is not None:
+        ablation = d.slot_ablation
+        rows = "".join(
+            f"<tr><td>{escape(r.removed)}</td>{_cell('cover_em', r.cover_em)}"
+            f"{_cell('f1', r.f1)}</tr>"
+            for r in ablation.rows
+        )
+        parts.append(
+            f"<h3>{escape(name)}: slot ablation (Fig. 4b), {ablation.questions} sketches of "
+            f"{ablation.seed_slots} slots</h3><table><tr><th>slot removed</th>"
+            f"<th>Cover-EM</th><th>F1</th></tr>{rows}</table>"
+        )
+    return "".join(parts)
+
 
 def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
-    """The SEEK paper's analyses, one column per run (``eval qa --diagnostics``), and each
-    run's gist-count distribution. Definitions: `sira_seek.metrics.seek_diagnostics`."""
+    """The SEEK paper's analyses, one column per run (``eval qa --diagnostics``), each run's
+    gist-count distribution and its curves (overlap and performance across iterations, slot
+    ablation). Definitions: `sira_seek.metrics.seek_diagnostics`."""
     names = list(diagnostics)
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     rows = []
     for key, label in _SEEK_ROWS:
-        cells = []
-        for name in names:
-            value = getattr(diagnostics[name], key)
-            if isinstance(value, DigParameters):
-                text = escape(value.describe())
-            elif isinstance(value, float):
-                text = _fmt(value)
-            else:
-                text = "–" if value is None else value
-            cells.append(f'<td data-key="{key}">{text}</td>')
-        rows.append(f"<tr><td>{escape(label)}</td>{''.join(cells)}</tr>")
+        cells = "".join(_cell(key, getattr(diagnostics[name], key)) for name in names)
+        rows.append(f"<tr><td>{escape(label)}</td>{cells}</tr>")
     gist_rows = "".join(
         f"<tr><td>{escape(name)}</td><td>"
         + (", ".join(f"{k} gists: {v}" for k, v in sorted(d.gist_counts.items())) or "–")
@@ -176,13 +241,8 @@ def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
         f"<table><tr><th>analysis</th>{head}</tr>{''.join(rows)}</table>"
         f"<h3>Gists per question</h3><table><tr><th>run</th><th>questions by gist count</th>"
         f"</tr>{gist_rows}</table>"
-        '<p class="note">Failed questions are left out. DIG is the SEEK paper\'s Document '
-        "Information Gain (Appendix A.6, Eq. 13-15) over the knowledge each method answered "
-        "from, p(gold | question, knowledge) - p(gold | question), each confidence the product "
-        "of window-smoothed token probabilities (window W, divided by W) raised to omega_i * "
-        "alpha for the first k tokens and to 1 - alpha for the rest; scored with the run's own "
-        "LLM, one few-shot answer prompt with and without the knowledge, and the first gold "
-        "answer. Diversity uses token Jaccard, not embeddings.</p>"
+        + "".join(_seek_curves(name, d) for name, d in diagnostics.items())
+        + f'<p class="note">{_SEEK_NOTE}</p>'
         + "".join(
             f'<p class="note">{escape(name)}: DIG unavailable: {escape(d.dig_unavailable)}</p>'
             for name, d in diagnostics.items()

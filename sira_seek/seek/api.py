@@ -73,8 +73,11 @@ def open_session(
     llm_settings: LLMSettings | None = None,
     llm: LLMClient | None = None,
     use_cache: bool | None = None,
+    record_iterations: bool = False,
 ) -> SeekSession:
-    """A session over ``retriever`` with the LLM ``llm_spec`` names (or a client given)."""
+    """A session over ``retriever`` with the LLM ``llm_spec`` names (or a client given);
+    ``record_iterations`` keeps the knowledge after each iteration on every result (for the
+    per-iteration analysis, `sira_seek.seek.analysis_answers`)."""
     settings = settings or SeekSettings()
     llm_settings = llm_settings or LLMSettings()
     spec = llm_spec or llm_settings.backend
@@ -83,6 +86,12 @@ def open_session(
         spec, settings=llm_settings, ledger=ledger, use_cache=use_cache
     )
     style = resolve_prompt_style(settings.prompt_style, spec if llm is None else llm_spec)
-    pipeline = SeekPipeline(client, retriever, settings=settings, prompt_style=style)
+    pipeline = SeekPipeline(
+        client,
+        retriever,
+        settings=settings,
+        prompt_style=style,
+        record_iterations=record_iterations,
+    )
     return SeekSession(pipeline=pipeline, llm=client, ledger=ledger)
 

@@ -3,9 +3,10 @@
 Only the sketch grows from step to step: a sub-query's reasoning and text never reach a later
 prompt, and the evidence for gist t is written into slot t in code. The paper's ablations and
 the two baselines share the same stages, so they differ only in how the stages are combined:
-Parallel fills every slot in one call, Update revises the sketch by heading after each fill
-(adding and dropping open gists), Plan and w/o-Initialization retrieve until the LLM says the
-evidence is enough (at most ``max_steps`` times).
+Parallel fills every slot in one call, Update lets the LLM revise the sketch after each fill
+(gists added and dropped, filled slots edited or dropped; applied by heading), Plan and
+w/o-Initialization retrieve until the LLM says the evidence is enough (at most ``max_steps``
+times, and the result says when the cap stopped them).
 Async throughout, so many questions can share one LLM server while their searches run in
 worker threads.
 """
@@ -33,9 +34,9 @@ from .output_parsing import (
     split_sections,
 )
 from .prompts import ContextKind, SectionSearch, SeekPrompts, make_prompts, render_docs
-from .results import QuestionInput, SeekResult, Stage, SubQueryStep
+from .results import QuestionInput, SeekResult, SketchUpdate, Stage, SubQueryStep
 from .retrieval import RETRIEVAL_FAILURES, RetrievedDoc, Retriever, note_failed_search
-from .revision import revise_sketch
+from .revision import parse_revised_sections, revise_sketch
 from .settings import SeekSettings
 from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
 
@@ -75,9 +76,13 @@ class SeekPipeline:
         settings: SeekSettings | None = None,
         prompt_style: Literal["chat", "fewshot"] = "chat",
         prompts: SeekPrompts | None = None,
+        record_iterations: bool = False,
     ) -> None:
         self.llm = llm
         self.retriever = retriever
+        # The knowledge after each iteration, kept on the result for the per-iteration
+        # analysis (``SeekResult.iteration_contexts``); off by default, as it grows results.
+        self.record_iterations = record_iterations
         self.settings = settings or SeekSettings()
         self.prompts = prompts or make_prompts(prompt_style, self.settings)
         if self.settings.method != "vanilla-llm" and retriever is None:
@@ -232,6 +237,13 @@ class SeekPipeline:
         run.result.steps.append(step)
         run.result.timings.retrieval_s += step.retrieval_ms / 1000
 
+    def _after_iteration(self, run: _QuestionRun, context: str) -> None:
+        """Keep the knowledge as it stands after an iteration, when asked to."""
+        if self.record_iterations:
+            if run.result.iteration_contexts is None:
+                run.result.iteration_contexts = []
+            run.result.iteration_contexts.append(context)
+
     async def _evidence(
         self,
         run: _QuestionRun,
@@ -274,53 +286,89 @@ class SeekPipeline:
         """SEEK, and its Update variant: fill the first open gist until none is open.
 
         Update revises the sketch after every fill (`_update_sketch`); since a revision may add
-        or drop open gists, the loop runs on the sketch as it now stands. It ends: each pass
-        fills one gist, a filled gist is never dropped, and a revision never grows the sketch
-        past ``max_gists``.
+        open gists and drop filled ones, the loop runs on the sketch as it now stands, and ends
+        at ``max_gists`` fills in all (noted, ``step_cap_reached``): a revision that keeps
+        dropping and adding gists could otherwise go on for ever. SEEK itself fills each gist
+        once, so it never reaches the cap.
         """
+        cap, fills = self.settings.max_gists, 0
         while (t := sketch.next_unfilled()) is not None:
+            if fills >= cap:
+                still_open = sum(1 for g in sketch.gists if not g.is_filled)
+                run.result.step_cap_reached = True
+                run.result.notes.append(
+                    f"{self.settings.variant}: stopped at the cap of {cap} fills (max_gists) "
+                    f"with {still_open} gist(s) still open"
+                )
+                break
             step, docs, context = await self._gist_step(run, sketch, t)
             self._record_step(run, step)
             heading = sketch.gists[t].heading
             evidence = await self._evidence(run, step.sub_query, docs, context, "sketch", heading)
             sketch = sketch.fill(t, evidence)
-            if self.settings.variant == "update" and (
-                not sketch.is_complete or len(sketch.gists) < self.settings.max_gists
-            ):
-                sketch = await self._update_sketch(run, sketch, after=t)
+            fills += 1
+            if self.settings.variant == "update":
+                sketch = await self._update_sketch(run, sketch, fills=fills)
             run.result.sketch = sketch
+            self._after_iteration(run, self.prompts.render_sketch(sketch))
         await self._final_answer(run, self.prompts.render_sketch(sketch), "sketch")
 
     async def _update_sketch(
-        self, run: _QuestionRun, sketch: SteeringSketch, *, after: int
+        self, run: _QuestionRun, sketch: SteeringSketch, *, fills: int
     ) -> SteeringSketch:
-        """Update variant: the LLM lists the sketch's headings again in the light of the
-        evidence, and `revision.revise_sketch` applies the list by heading (re-aimed, added
-        and dropped open gists; filled gists keep their evidence). The paper's Update lets the
-        LLM edit the sketch text itself; here it edits only headings, so evidence already
-        written cannot be lost or rewritten."""
+        """Update variant (A.3): the LLM writes the sketch again in the light of the evidence
+        (slots removed or inserted, filled slots' irrelevant content deleted and conflicts
+        resolved), and `revision.revise_sketch` applies it by heading. Output it cannot apply
+        (cut off at the token cap, no section, nothing left) keeps the sketch as it stood and
+        is recorded (``SeekResult.updates``, with the raw output, and a note)."""
         s = self.settings
         request = self.prompts.update(run.q.question, self.prompts.render_sketch(sketch))
         response = await self._generate(run, "update", request)
-        text = sketch_markdown(
-            response.text, sketch.title, one_line=self.prompts.style == "fewshot"
-        )
-        if not text.lstrip().startswith("# "):
-            text = f"# {sketch.title}\n{text}"
-        listed = try_parse_sketch(text, max_gists=len(sketch.gists) + s.max_gists)
-        if listed is None:
-            run.result.notes.append(f"update after gist {after + 1} did not parse: kept")
+        problem = None
+        revision = None
+        if response.finish_reason == "length":
+            problem = (
+                "cut off at the token cap (rewrite_max_tokens): a sketch cut short would "
+                "drop its last sections"
+            )
+        else:
+            sections = parse_revised_sections(response.text)
+            revision = revise_sketch(
+                sketch, sections, max_gists=s.max_gists, slot_chars=s.slot_chars
+            )
+            if revision is None:
+                problem = "no section with a heading in the output"
+        if revision is None:
+            run.result.updates.append(
+                SketchUpdate(after_fill=fills, malformed=problem, raw_output=response.text)
+            )
+            run.result.notes.append(f"update after fill {fills} not applied ({problem}): kept")
             return sketch
-        revision = revise_sketch(sketch, listed.headings, max_gists=s.max_gists)
+        run.result.updates.append(
+            SketchUpdate(
+                after_fill=fills,
+                added=list(revision.added),
+                dropped=list(revision.dropped),
+                dropped_filled=list(revision.dropped_filled),
+                edited=list(revision.edited),
+                over_cap=list(revision.over_cap),
+            )
+        )
         if revision.changed:
             run.result.notes.append(
-                f"update after gist {after + 1}: added {list(revision.added)}, "
-                f"dropped {list(revision.dropped)}"
+                f"update after fill {fills}: added {list(revision.added)}, dropped "
+                f"{list(revision.dropped + revision.dropped_filled)}, edited "
+                f"{list(revision.edited)}"
             )
         if revision.over_cap:
             run.result.notes.append(
-                f"update after gist {after + 1}: not added (max_gists {s.max_gists}): "
+                f"update after fill {fills}: not added (max_gists {s.max_gists}): "
                 f"{list(revision.over_cap)}"
+            )
+        if revision.ignored_text:
+            run.result.notes.append(
+                f"update after fill {fills}: text under open gists not taken (evidence comes "
+                f"from retrieval): {list(revision.ignored_text)}"
             )
         return revision.sketch
 
@@ -476,7 +524,12 @@ class SeekPipeline:
                 title=title, gists=(*(log.gists if log is not None else ()), entry)
             )
             run.result.sketch = log
-        run.result.notes.append(f"stopped at the cap of {cap} steps (max_steps)")
+            self._after_iteration(run, render(log))
+        run.result.step_cap_reached = True
+        run.result.notes.append(
+            f"{self.settings.variant}: stopped at the cap of {cap} steps (max_steps) before "
+            "the LLM said the evidence was enough"
+        )
         return log
 
     async def _fill_by_rewriting_page(self, run: _QuestionRun, sketch: SteeringSketch) -> None:
@@ -494,6 +547,7 @@ class SeekPipeline:
             page = response.text.strip() or page
             sketch = sketch.fill(t, clean_evidence(_section_of(page, gist.heading)))
             run.result.sketch = sketch
+            self._after_iteration(run, page)
         await self._final_answer(run, page, "sketch")
 
 

@@ -70,8 +70,9 @@ class SeekPrompts(Protocol):
         ...
 
     def update(self, question: str, context: str) -> LLMRequest:
-        """The whole revised heading list: filled headings repeated, open ones kept, reworded,
-        dropped or added (the pipeline matches them by heading)."""
+        """The whole sketch written again (Update, A.3): sections removed or added, open
+        headings reworded, filled slots' text edited; `revision.revise_sketch` applies it by
+        heading."""
         ...
 
     def rewrite_page(

@@ -14,7 +14,7 @@ from .output_parsing import ENOUGH
 from .prompts import ContextKind, SamplingMixin, SectionSearch, render_docs
 from .retrieval import RetrievedDoc
 from .settings import SeekSettings
-from .sketch import SteeringSketch
+from .sketch import EMPTY_SLOT, SteeringSketch
 
 SYSTEM = (
     "You answer multi-hop questions by planning a short page of evidence and filling it "
@@ -142,17 +142,22 @@ class ChatSeekPrompts(SamplingMixin):
         return ""
 
     def update(self, question: str, context: str) -> LLMRequest:
+        s = self.settings
         user = (
             f"Question: {question}\n\nCurrent sketch:\n{context}\n\n"
-            "Given the evidence found so far, revise the headings of the sketch. List ALL "
-            "sections, one per line as: ## heading. Repeat the heading of every filled section "
-            "word for word. For the sections still marked <TO BE FILLED>: keep a heading that "
-            "is still right, reword one to aim at what is now known to be missing, drop one "
-            "that is no longer needed, or add a section for a step the evidence shows is "
-            f"missing (at most {self.settings.max_gists} sections in all). Headings must not "
-            "state the answer. Output only the headings."
+            "Revise the sketch in the light of the evidence found so far, and write it again "
+            'whole in the same markdown: the "# title" line, then every section you keep as a '
+            '"## heading" line followed by its content. You may remove a section that is '
+            "redundant or no longer needed (filled or not); add a section, with the content "
+            f"{EMPTY_SLOT}, for a step the evidence shows is missing; reword the heading of a "
+            f"section still marked {EMPTY_SLOT}; and edit the content of a filled section, "
+            "deleting what is irrelevant to the question and resolving information that "
+            "conflicts with another section, using only facts already in the sketch. Keep the "
+            "heading of every filled section you keep word for word. At most "
+            f"{s.max_gists} sections. Headings must not state the answer. Output only the "
+            "sketch."
         )
-        return self._request(user, max_tokens=self.settings.sketch_max_tokens)
+        return self._request(user, max_tokens=s.rewrite_max_tokens)
 
     def rewrite_page(
         self, question: str, sub_query: str, docs: Sequence[RetrievedDoc], page: str, target: str

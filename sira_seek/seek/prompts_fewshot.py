@@ -63,6 +63,20 @@ _FILL_ALL_SHOT = (
     "- Birthplace of that director: Steven Spielberg was born in Cincinnati, Ohio.\n\n"
 )
 
+_UPDATE_SHOT = (
+    "Question: In which country was the director of the film Jaws born?\n"
+    "Notes:\n"
+    "- Director of the film Jaws: Jaws (1975) was directed by Steven Spielberg. Jaws was "
+    "filmed on Martha's Vineyard.\n"
+    f"- Box office of Jaws: {EMPTY_SLOT}\n"
+    f"- Birthplace of that director: {EMPTY_SLOT}\n"
+    "Revised notes:\n"
+    "- Director of the film Jaws: Jaws (1975) was directed by Steven Spielberg.\n"
+    f"- Birthplace of Steven Spielberg: {EMPTY_SLOT}\n\n"
+)
+"""Update's example: an irrelevant sentence deleted from a filled slot, an unneeded open
+section dropped, an open heading made concrete with what the evidence found."""
+
 _EVIDENCE_SHOT = (
     "Question: In which country was the director of the film Jaws born?\n"
     "Next: Birthplace of that director\n"
@@ -207,14 +221,11 @@ class FewShotSeekPrompts(SamplingMixin):
         return f"- {_flat(sections[0].heading)}:" if sections else ""
 
     def update(self, question: str, context: str) -> LLMRequest:
-        """The whole section list on one line: filled sections repeated, open ones revised."""
-        prompt = (
-            "Question: In which country was the director of the film Jaws born?\n"
-            f"Notes:\n{_SHOT_SKETCH.format(birthplace=EMPTY_SLOT)}\n"
-            "Revised sections: Director of the film Jaws | Birthplace of Steven Spielberg\n\n"
-            f"Question: {_flat(question)}\nNotes:\n{context}\nRevised sections:"
-        )
-        return self._request(prompt, max_tokens=self.settings.sketch_max_tokens)
+        """The notes written again (Update, A.3), one ``- heading: text`` line per section:
+        the example deletes an irrelevant sentence from a filled slot, drops an unneeded open
+        section and rewords another; the model's lines end at the blank line."""
+        prompt = f"{_UPDATE_SHOT}Question: {_flat(question)}\nNotes:\n{context}\nRevised notes:\n"
+        return self._request(prompt, max_tokens=self.settings.rewrite_max_tokens, stop=("\n\n",))
 
     def rewrite_page(
         self, question: str, sub_query: str, docs: Sequence[RetrievedDoc], page: str, target: str

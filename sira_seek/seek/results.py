@@ -81,6 +81,26 @@ class SubQueryStep(BaseModel):
     error: str | None = None
 
 
+class SketchUpdate(BaseModel):
+    """One revision of the Update variant (after a fill): what it changed, or why it was not
+    applied (``malformed``: the sketch was kept as it stood, and the raw output is kept)."""
+
+    after_fill: int = Field(description="1-based count of fills before this revision")
+    malformed: str | None = Field(
+        default=None, description="why the output was not applied; None: it was applied"
+    )
+    raw_output: str | None = Field(default=None, description="kept only when malformed")
+    added: list[str] = Field(default_factory=list, description="new open gists")
+    dropped: list[str] = Field(default_factory=list, description="open gists removed")
+    dropped_filled: list[str] = Field(
+        default_factory=list, description="filled gists removed with their evidence"
+    )
+    edited: list[str] = Field(default_factory=list, description="filled slots whose text changed")
+    over_cap: list[str] = Field(
+        default_factory=list, description="gists not added: the sketch was at max_gists"
+    )
+
+
 class Timings(BaseModel):
     """Wall-clock seconds; stages overlap with other questions' work when run in a batch."""
 
@@ -109,6 +129,19 @@ class SeekResult(BaseModel):
     answer_context_kind: ContextKind | None = None
     steps: list[SubQueryStep] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    step_cap_reached: bool = Field(
+        default=False,
+        description="a variant that stops by itself (plan, no-init) or revises its sketch "
+        "(update) stopped at its step cap instead",
+    )
+    updates: list[SketchUpdate] = Field(
+        default_factory=list, description="the Update variant's revisions, in order"
+    )
+    iteration_contexts: list[str] | None = Field(
+        default=None,
+        description="the knowledge after each retrieval iteration, as the answer prompt shows "
+        "it (recorded only when asked: the per-iteration analysis answers from them)",
+    )
     usage: QuestionUsage = Field(default_factory=QuestionUsage)
     timings: Timings = Field(default_factory=Timings)
     error: str | None = None
@@ -147,15 +180,19 @@ class SeekResult(BaseModel):
             prediction=self.scored_answer(extraction),
         )
 
-    def trace(self) -> QuestionTrace:
+    def trace(self, extraction: AnswerExtraction = "tagged") -> QuestionTrace:
         """What the SEEK analyses read (`sira_seek.metrics.seek_diagnostics`): each step's
-        sub-query and retrieved ids, the sketch's gist count, the wall time, failed or not."""
+        sub-query and retrieved ids, the gold and scored answers, the sketch's gist count, the
+        wall time, whether a step cap stopped it, failed or not."""
         return QuestionTrace(
             id=self.id,
+            golden_answers=list(self.golden_answers),
+            answer=self.scored_answer(extraction),
             ok=self.ok,
             steps=[
                 StepTrace(sub_query=s.sub_query, retrieved_ids=s.retrieved_ids) for s in self.steps
             ],
             gists=None if self.sketch is None else len(self.sketch.gists),
             seconds=self.timings.total_s,
+            step_cap_reached=self.step_cap_reached,
         )

@@ -20,13 +20,14 @@ from sira_seek.corpus import ReadReport, read_qrels
 from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.metrics.information_gain import DigParameters, InformationGains
 from sira_seek.metrics.qa import AnswerExtraction, QAScores, score_predictions
-from sira_seek.metrics.seek_diagnostics import SeekDiagnostics, seek_diagnostics
+from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import SeekSettings
 
 from .ask import retriever_for
 from .errors import InvalidInput, classified, validation_message
+from .seek_analyses import AnalysisAnswers, ask_analysis_answers, diagnose, retrieved_passages
 from .sira_setup import BackendSource, RetrievalMethod
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,9 @@ class QAEvaluationRequest(BaseModel):
     dig: DigParameters = Field(default_factory=DigParameters)
     qrels: Path | None = None
     report_html: Path | None = None
+    per_iteration: bool = False
+    slot_ablation: bool = False
+    slot_ablation_slots: StrictInt | None = Field(default=None, ge=1)
 
     @classmethod
     def build(cls, **values: Any) -> QAEvaluationRequest:
@@ -62,8 +66,12 @@ class QAEvaluationRequest(BaseModel):
             request = cls.model_validate(values)
         except ValidationError as exc:
             raise InvalidInput(validation_message(exc)) from None
-        if request.qrels is not None or request.report_html is not None:
-            # Both are outputs of the analyses: asking for them asks for the analyses.
+        if (
+            request.qrels is not None
+            or request.report_html is not None
+            or (request.per_iteration or request.slot_ablation)
+        ):
+            # All are parts or outputs of the analyses: asking for one asks for them.
             request = request.model_copy(update={"diagnostics": True})
         return request
 
@@ -126,10 +134,12 @@ def evaluate_qa(
             llm=request.llm,
             expansions=request.expansions,
         )
-        report, usage, gains = asyncio.run(
+        report, usage, gains, answers = asyncio.run(
             _answer(request, retriever, questions, on_start=on_start, on_result=on_result)
         )
-    return _outputs(request, report, usage, gains, qrels, skipped)
+        if answers is not None:
+            answers.passages = retrieved_passages(source, request.index, report.results)
+    return _outputs(request, report, usage, gains, qrels, skipped, answers)
 
 
 def _read_qrels(
@@ -151,7 +161,7 @@ async def _answer(
     *,
     on_start: Callable[[int, int], None] | None,
     on_result: Callable[[SeekResult], None] | None,
-) -> tuple[BatchReport, dict[str, Any], InformationGains | None]:
+) -> tuple[BatchReport, dict[str, Any], InformationGains | None, AnalysisAnswers | None]:
     from sira_seek.llm.scoring import find_scorer
     from sira_seek.seek.api import open_session
     from sira_seek.seek.checkpoint import CheckpointMismatchError
@@ -162,6 +172,7 @@ async def _answer(
         llm_spec=request.llm,
         settings=request.settings,
         use_cache=request.use_cache,
+        record_iterations=request.per_iteration,
     )
     try:
         try:
@@ -185,9 +196,12 @@ async def _answer(
                 backend=session.llm.backend,
                 parameters=request.dig,
             )
+        answers = None
+        if gains is not None:
+            answers = await ask_analysis_answers(session, report.results, request)
     finally:
         await session.aclose()
-    return report, usage, gains
+    return report, usage, gains, answers
 
 
 def _outputs(
@@ -197,6 +211,7 @@ def _outputs(
     gains: InformationGains | None,
     qrels: dict[str, dict[str, int]] | None,
     skipped: ReadReport,
+    answers: AnalysisAnswers | None = None,
 ) -> QAEvaluation:
     """Scores, the predictions file, and the analyses (with their HTML report)."""
     from sira_seek.reporting.html_report import render_seek_report
@@ -209,13 +224,7 @@ def _outputs(
     scores = score_predictions(r.prediction_record(request.extraction) for r in report.results)
     found = None
     if request.diagnostics:
-        found = seek_diagnostics(
-            [r.trace() for r in report.results],
-            qrels,
-            wall_s=report.wall_s,
-            run_questions=report.answered + report.failed,
-            gains=gains,
-        )
+        found = diagnose(request, report, qrels, gains, answers)
         if request.report_html is not None:
             request.report_html.parent.mkdir(parents=True, exist_ok=True)
             name = request.settings.method

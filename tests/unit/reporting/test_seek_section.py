@@ -25,7 +25,7 @@ def _diagnostics() -> SeekDiagnostics:
         ],
         timings=Timings(total_s=2.5),
     )
-    return seek_diagnostics([result.trace()], {"q1": {"c": 1}})
+    return seek_diagnostics([result.trace()], {"q1": {"c": 1}}, passages={"a": "x", "b": "y"})
 
 
 def test_seek_report_shows_each_figure_of_its_run() -> None:
@@ -37,7 +37,12 @@ def test_seek_report_shows_each_figure_of_its_run() -> None:
     assert '<td data-key="dig">–</td>' in page  # no gains were scored
     assert "DIG unavailable: not computed" in page
     assert '<td data-key="subquery_diversity">0.6667</td>' in page  # 1 - 1/3
-    assert '<td data-key="best_subquery_recall_at_5">1.0000</td>' in page
+    assert '<td data-key="qrels_subquery_recall_at_5">1.0000</td>' in page
+    assert '<td data-key="max_subquery_recall_at_5">–</td>' in page  # no gold answer
+    assert '<td data-key="document_overlap">0.3333</td>' in page  # {a,b} vs {b,c}
+    assert '<td data-key="subquery_similarity_measure">token_jaccard</td>' in page
+    assert "document overlap across iterations (Fig. 6b)" in page
+    assert '<td data-key="with_cumulative">0.3333</td>' in page
     assert '<td data-key="questions">1</td>' in page
     assert "3 gists: 1" in page
     assert "<script" not in page

@@ -26,7 +26,7 @@ StageScript = str | Sequence[str] | Callable[[str], str] | LLMCallError
 # Chat prompts say what they want; few-shot prompts end with the label the model completes.
 _CHAT_MARKERS: tuple[tuple[str, str], ...] = (
     ("Draft a steering sketch", "sketch"),
-    ("revise the headings", "update"),
+    ("Revise the sketch in the light", "update"),
     ("Rewrite the whole page", "rewrite"),
     ("write ONE search query", "subquery"),
     ("Write the evidence for every section", "fill"),
@@ -34,7 +34,7 @@ _CHAT_MARKERS: tuple[tuple[str, str], ...] = (
     ("<answer>...</answer>", "answer"),
 )
 _FEWSHOT_ENDINGS: tuple[tuple[str, str], ...] = (
-    ("Revised sections:", "update"),
+    ("Revised notes:\n", "update"),
     ("Sections:", "sketch"),
     ("Query:", "subquery"),
     ("Evidence:", "evidence"),

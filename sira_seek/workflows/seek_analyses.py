@@ -1,0 +1,132 @@
+"""The SEEK paper's analyses of an ``eval qa`` run, wired: what they need beyond the run.
+
+The analyses are pure functions over plain traces (`sira_seek.metrics.seek_diagnostics`,
+`sira_seek.metrics.seek_answer_analyses`); this module gathers their inputs and calls them:
+
+* the texts of the documents the run retrieved (A.5's Recall@5 counts those containing a gold
+  answer), fetched from the index afterwards, as ``eval retrieval --qa`` fetches its passages
+  (`evaluate.fetch_ranked_passages`);
+* the opt-in answers of the per-iteration analysis and the slot ablation
+  (`sira_seek.seek.analysis_answers`), asked with the run's own LLM and answer prompt;
+* the traces, with those answers, for `seek_diagnostics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sira_seek.metrics.information_gain import InformationGains
+from sira_seek.metrics.seek_answer_analyses import AnalysisCost
+from sira_seek.metrics.seek_diagnostics import RECALL_DEPTH, SeekDiagnostics, seek_diagnostics
+from sira_seek.seek.batch import BatchReport
+from sira_seek.seek.results import SeekResult
+
+from .sira_setup import BackendSource, backend_of
+
+if TYPE_CHECKING:
+    from .evaluate_qa import QAEvaluationRequest
+
+IDS_PER_FETCH = 500
+"""Documents fetched per ``ids`` query (well under the engines' 10,000-hit window)."""
+
+
+@dataclass
+class AnalysisAnswers:
+    """The opt-in answers (None: not asked) and what they cost."""
+
+    by_iteration: dict[str, list[str]] | None = None
+    by_iteration_cost: AnalysisCost | None = None
+    slot_ablation: dict[str, tuple[list[str], str]] | None = None
+    slot_ablation_cost: AnalysisCost | None = None
+    passages: dict[str, str] | None = None
+
+
+async def ask_analysis_answers(
+    session: Any, results: Sequence[SeekResult], request: QAEvaluationRequest
+) -> AnalysisAnswers:
+    """The answers ``--per-iteration`` and ``--slot-ablation`` need, with the session's LLM
+    and prompts (the run's own answer prompt)."""
+    from sira_seek.seek.analysis_answers import iteration_answers, slot_ablation_answers
+
+    found = AnalysisAnswers()
+    llm, prompts = session.llm, session.pipeline.prompts
+    n, extraction = request.concurrency, request.extraction
+    if request.per_iteration:
+        found.by_iteration, found.by_iteration_cost = await iteration_answers(
+            llm, prompts, results, concurrency=n, extraction=extraction
+        )
+    if request.slot_ablation:
+        found.slot_ablation, found.slot_ablation_cost = await slot_ablation_answers(
+            llm,
+            prompts,
+            results,
+            concurrency=n,
+            extraction=extraction,
+            seed_slots=request.slot_ablation_slots,
+        )
+    return found
+
+
+def retrieved_passages(
+    source: BackendSource | None, index: str | None, results: Sequence[SeekResult]
+) -> dict[str, str] | None:
+    """doc id -> "title text" of every document in an answered question's top
+    ``RECALL_DEPTH`` per step (a document the index no longer holds is ""); None for a run
+    without a cluster (closed-book)."""
+    from .evaluate import fetch_ranked_passages
+
+    if source is None or index is None:
+        return None
+    ids = list(
+        dict.fromkeys(
+            doc
+            for result in results
+            if result.ok
+            for step in result.steps
+            for doc in step.retrieved_ids[:RECALL_DEPTH]
+        )
+    )
+    chunks = {str(i): ids[i : i + IDS_PER_FETCH] for i in range(0, len(ids), IDS_PER_FETCH)}
+    if not chunks:
+        return {}
+    texts = fetch_ranked_passages(backend_of(source), index, chunks, depth=IDS_PER_FETCH, batch=10)
+    return {
+        doc: text
+        for key, part in chunks.items()
+        for doc, text in zip(part, texts[key], strict=True)
+    }
+
+
+def diagnose(
+    request: QAEvaluationRequest,
+    report: BatchReport,
+    qrels: dict[str, dict[str, int]] | None,
+    gains: InformationGains | None,
+    answers: AnalysisAnswers | None,
+) -> SeekDiagnostics:
+    """`seek_diagnostics` over the run's traces, with every input gathered for it."""
+    answers = answers or AnalysisAnswers()
+    traces = []
+    for result in report.results:
+        trace = result.trace(request.extraction)
+        update: dict[str, Any] = {}
+        if answers.by_iteration is not None:
+            update["answers_by_iteration"] = answers.by_iteration.get(result.id)
+        if answers.slot_ablation is not None and result.id in answers.slot_ablation:
+            removed, without = answers.slot_ablation[result.id]
+            update["slot_ablation_answers"] = removed
+            update["answer_without_sketch"] = without
+        traces.append(trace.model_copy(update=update) if update else trace)
+    return seek_diagnostics(
+        traces,
+        qrels,
+        passages=answers.passages,
+        wall_s=report.wall_s,
+        run_questions=report.answered + report.failed,
+        gains=gains,
+        per_iteration_cost=answers.by_iteration_cost,
+        slot_ablation_cost=answers.slot_ablation_cost,
+        seed_slots=request.slot_ablation_slots,
+    )
