@@ -2,7 +2,7 @@
 
 * ``eval retrieval --qa``: answer coverage@5/@10 (SIRA paper, Fig. 3) on the 100 HotpotQA
   questions, checked against a recomputation from the run's own TREC file, with passages
-  fetched one by one (``GET``) and an answer matcher written differently (token windows,
+  read back from the index by id and an answer matcher written differently (token windows,
   not padded substrings) from the product's.
 * ``eval qa --diagnostics --per-iteration --slot-ablation --json`` (SEEK paper's analyses) on
   3 questions with the CPU model (``llamacpp:gemma3-270m``), checked against the run's own
@@ -54,6 +54,20 @@ def _read_trec(path: Path) -> dict[str, list[str]]:
     return {q: [d for _, d in sorted(rows)] for q, rows in ranked.items()}
 
 
+def _stored_tokens(backend: SearchBackend, index: str, doc_ids: set[str]) -> dict[str, list[str]]:
+    """Each document's stored title and text as tokens, read back by id (an ``ids`` query per
+    500 documents: the top 10 of 100 questions is up to 1,000 reads)."""
+    ids, texts = sorted(doc_ids), {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found = backend.search(index, {"query": {"ids": {"values": chunk}}, "size": len(chunk)})
+        for hit in found.hits:
+            assert hit.source is not None
+            texts[hit.id] = _tokens(f"{hit.source['title']} {hit.source['text']}")
+    assert set(texts) == doc_ids
+    return texts
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -89,17 +103,11 @@ def test_eval_retrieval_coverage_equals_a_recomputation_from_the_run(
     }
     ranked = _read_trec(run_file)
     assert len(ranked) == 100
-    backend = backends[engine]
-    texts: dict[str, list[str]] = {}
+    top10 = {doc for docs in ranked.values() for doc in docs[:10]}
+    texts = _stored_tokens(backends[engine], wikimh_indexes[engine], top10)
     covered = {5: 0, 10: 0}
     for qid, docs in ranked.items():
-        passages = []
-        for doc_id in docs[:10]:
-            if doc_id not in texts:
-                hit = backend.get(wikimh_indexes[engine], doc_id)
-                assert hit is not None and hit.source is not None
-                texts[doc_id] = _tokens(f"{hit.source['title']} {hit.source['text']}")
-            passages.append(texts[doc_id])
+        passages = [texts[doc_id] for doc_id in docs[:10]]
         aliases = [_tokens(a) for a in golds[qid]]
         for k in covered:
             covered[k] += any(_contains(p, a) for p in passages[:k] for a in aliases)
