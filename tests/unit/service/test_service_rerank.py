@@ -1,0 +1,98 @@
+"""``POST /search`` with ``rerank``: in process, over the in-memory backend and a scripted LLM
+(above the LLM protocol). The body's bounds are the OpenAPI document's, so a client generating
+requests from it (schemathesis in e2e) never sends what the server refuses."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+UNIT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(UNIT / "doubles"))
+sys.path.insert(0, str(UNIT / "llm"))
+from in_memory_backend import InMemoryBackend  # noqa: E402
+from scripted_llm import ScriptedLLMDouble  # noqa: E402
+
+from sira_seek.client import SiraSeek  # noqa: E402
+from sira_seek.llm.request import LLMRequest  # noqa: E402
+from sira_seek.service.app import ServiceConfig, create_app  # noqa: E402
+
+LLM = "llamacpp:gemma3-270m"
+DOCS = {
+    "d1": {"title": "Fritz Lang films", "text": "Fritz Lang film. Fritz Lang film."},
+    "d2": {"title": "Metropolis", "text": "A Fritz Lang film."},
+    "d3": {"title": "Cinema", "text": "A film."},
+}
+BODY = {"index": "idx", "query": "Fritz Lang film", "expansions": [], "k": 3}
+
+
+def _relevance(request: LLMRequest) -> str:
+    shown = (request.prompt or "").rsplit("Document: ", 1)[-1]
+    return json.dumps({"score": 90 if shown.startswith("Metropolis") else 10})
+
+
+@pytest.fixture
+def llm(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLMDouble:
+    double = ScriptedLLMDouble(default=_relevance)
+    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
+    return double
+
+
+def _client(llm: str | None) -> TestClient:
+    backend = InMemoryBackend(DOCS)
+    return TestClient(create_app(lambda: SiraSeek(backend), ServiceConfig(llm=llm)))
+
+
+def test_rerank_reorders_the_top_n_with_the_servers_llm(llm: ScriptedLLMDouble) -> None:
+    with _client(LLM) as client:
+        plain = client.post("/search", json=BODY)
+        assert [h["_id"] for h in plain.json()["hits"]] == ["d1", "d2", "d3"]
+        assert llm.calls == []  # the body's phrases win: no expansion call, no rerank
+        res = client.post("/search", json={**BODY, "rerank": 2})
+    assert res.status_code == 200, res.text
+    hits = res.json()["hits"]
+    assert [(h["_id"], h["rerank_score"]) for h in hits] == [
+        ("d2", 90.0),
+        ("d1", 10.0),
+        ("d3", None),
+    ]
+    assert len(llm.calls) == 2 and "Fritz Lang film" in (llm.calls[0].prompt or "")
+    assert res.json()["timings_ms"]["rerank_ms"] > 0
+
+
+@pytest.mark.parametrize("value", [101, -1, "5", True, 2.5])
+def test_a_rerank_outside_the_bounds_is_422_naming_the_field(
+    llm: ScriptedLLMDouble, value: object
+) -> None:
+    with _client(LLM) as client:
+        res = client.post("/search", json={**BODY, "rerank": value})
+    assert res.status_code == 422
+    assert res.json()["errors"][0]["loc"] == ["body", "rerank"]
+    assert llm.calls == []
+
+
+def test_a_server_without_an_llm_refuses_a_rerank_and_says_so_in_its_schema() -> None:
+    with _client(None) as client:
+        res = client.post("/search", json={**BODY, "rerank": 1})
+        assert res.status_code == 422 and res.json()["detail"].startswith("body.rerank:")
+        assert client.post("/search", json={**BODY, "rerank": 0}).status_code == 200
+        schema = client.get("/openapi.json").json()
+    rerank = schema["components"]["schemas"]["SearchRequest"]["properties"]["rerank"]
+    assert rerank["minimum"] == 0 and rerank["maximum"] == 0 and rerank["type"] == "integer"
+
+
+def test_the_schema_declares_the_bounds(llm: ScriptedLLMDouble) -> None:
+    with _client(LLM) as client:
+        schema = client.get("/openapi.json").json()
+    rerank = schema["components"]["schemas"]["SearchRequest"]["properties"]["rerank"]
+    assert (rerank["type"], rerank["minimum"], rerank["maximum"], rerank["default"]) == (
+        "integer",
+        0,
+        100,
+        0,
+    )
+    assert "relevance to the query" in rerank["description"]
