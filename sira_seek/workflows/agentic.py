@@ -17,14 +17,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StrictInt,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -44,7 +43,8 @@ from sira_seek.seek.questions import QuestionInput, read_questions
 from sira_seek.sira.settings import MAX_WEIGHT
 
 from . import validation
-from .errors import InvalidInput, NotFound, classified, validation_message
+from .errors import InvalidInput, NotFound, classified
+from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from sira_seek.llm.settings import LLMSettings
 
 
-class AgenticEvaluationRequest(BaseModel):
+class AgenticEvaluationRequest(WorkflowRequest):
     """An agentic evaluation: the index, the judged questions, the agent's bounds and LLM."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -102,16 +102,7 @@ class AgenticEvaluationRequest(BaseModel):
             self.protocol, budget=self.budget, max_steps=self.max_steps, search_k=self.search_k
         )
 
-    @classmethod
-    def build(cls, **values: Any) -> AgenticEvaluationRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
-        for key in ("questions", "qrels", "trace"):
-            if isinstance(values.get(key), str):
-                values[key] = Path(values[key])
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
+    path_fields: ClassVar[tuple[str, ...]] = ("questions", "qrels", "trace")
 
 
 class AgenticEvaluation(BaseModel):

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -24,6 +24,7 @@ from sira_seek.sync.slicing import SliceSpec
 
 from . import validation
 from .errors import InvalidInput, classified, validation_message
+from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ Notice = Callable[[str], None]
 """Where a run's notices go (the CLI prints them on stderr; the default logs them)."""
 
 
-class EnrichRequest(BaseModel):
+class EnrichRequest(WorkflowRequest):
     """One enrichment run: the index, exactly one phrase source, and how to run."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -66,25 +67,19 @@ class EnrichRequest(BaseModel):
     def _index(cls, value: str) -> str:
         return validation.index_name(value)
 
-    @classmethod
-    def build(cls, **values: Any) -> EnrichRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
-        for key in ("from_jsonl", "from_batch_output", "state_dir"):
-            if isinstance(values.get(key), str):
-                values[key] = Path(values[key])
-        try:
-            request = cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
-        given = [request.from_jsonl, request.from_batch_output, request.llm]
+    path_fields: ClassVar[tuple[str, ...]] = ("from_jsonl", "from_batch_output", "state_dir")
+
+    def checked(self) -> EnrichRequest:
+        """Exactly one source of phrases, and a slice that parses (before anything runs)."""
+        given = [self.from_jsonl, self.from_batch_output, self.llm]
         if sum(x is not None for x in given) != 1:
             raise InvalidInput(
                 "give exactly one source of phrases: from_jsonl (a file), llm (a spec) or "
                 "from_batch_output (a batch job's answers)",
                 field="llm",
             )
-        SliceSpec.parse(request.slice)  # a bad slice is refused before anything runs
-        return request
+        SliceSpec.parse(self.slice)
+        return self
 
 
 class Prepared(BaseModel):

@@ -15,7 +15,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ir_measures import Measure
 from pydantic import (
@@ -23,7 +23,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictInt,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -48,8 +47,9 @@ from sira_seek.sira.rerank import LLMReranker
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
 from . import validation
-from .errors import InvalidInput, NotFound, classified, validation_message
+from .errors import InvalidInput, NotFound, classified
 from .recorded import recorded_run
+from .request_base import WorkflowRequest
 from .sira_setup import (
     BackendSource,
     Expansions,
@@ -65,7 +65,7 @@ Judgements = Mapping[str, Mapping[str, int]]
 logger = logging.getLogger(__name__)
 
 
-class RetrievalEvaluationRequest(BaseModel):
+class RetrievalEvaluationRequest(WorkflowRequest):
     """An evaluation: which index and method, the judged queries, and which outputs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -114,12 +114,13 @@ class RetrievalEvaluationRequest(BaseModel):
             tau=self.tau, weight=self.weight, task=self.task, rerank_top_n=self.rerank
         )
 
+    path_fields: ClassVar[tuple[str, ...]] = (
+        "queries", "qrels", "expansions", "answers", "save_run", "run_file",
+    )  # fmt: skip
+
     @classmethod
-    def build(cls, **values: Any) -> RetrievalEvaluationRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
-        for key in ("queries", "qrels", "expansions", "answers", "save_run", "run_file"):
-            if isinstance(values.get(key), str):
-                values[key] = Path(values[key])
+    def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """Mappings and sequences of any kind become the fields' dicts and lists."""
         for key in ("expansions", "answers"):
             if isinstance(values.get(key), Mapping):
                 values[key] = {str(k): list(v) for k, v in values[key].items()}
@@ -127,10 +128,7 @@ class RetrievalEvaluationRequest(BaseModel):
             values["qrels"] = {q: dict(d) for q, d in values["qrels"].items()}
         if values.get("queries") is not None and not isinstance(values["queries"], Path):
             values["queries"] = list(values["queries"])
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
+        return values
 
     @property
     def run_name(self) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from sira_seek.corpus import ReadReport, read_qrels
 from sira_seek.llm.batch_rounds import batch_round
@@ -26,14 +26,15 @@ from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import SeekSettings
 
 from .ask import retriever_for
-from .errors import InvalidInput, classified, validation_message
+from .errors import InvalidInput, classified
+from .request_base import WorkflowRequest
 from .seek_analyses import AnalysisAnswers, ask_analysis_answers, diagnose, retrieved_passages
 from .sira_setup import BackendSource, RetrievalMethod
 
 logger = logging.getLogger(__name__)
 
 
-class QAEvaluationRequest(BaseModel):
+class QAEvaluationRequest(WorkflowRequest):
     """A QA evaluation: the questions, the method and its settings, and which outputs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -59,21 +60,16 @@ class QAEvaluationRequest(BaseModel):
     slot_ablation: bool = False
     slot_ablation_slots: StrictInt | None = Field(default=None, ge=1)
 
-    @classmethod
-    def build(cls, **values: Any) -> QAEvaluationRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
-        try:
-            request = cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
+    def checked(self) -> QAEvaluationRequest:
+        """Qrels, an HTML report, per-iteration answers and the slot ablation are parts or
+        outputs of the analyses: asking for one asks for them."""
         if (
-            request.qrels is not None
-            or request.report_html is not None
-            or (request.per_iteration or request.slot_ablation)
+            self.qrels is not None
+            or self.report_html is not None
+            or (self.per_iteration or self.slot_ablation)
         ):
-            # All are parts or outputs of the analyses: asking for one asks for them.
-            request = request.model_copy(update={"diagnostics": True})
-        return request
+            return self.model_copy(update={"diagnostics": True})
+        return self
 
 
 class QAEvaluation(BaseModel):
@@ -119,9 +115,7 @@ def evaluate_qa(
     if on_skipped is not None and skipped.bad:
         on_skipped([str(bad) for bad in skipped.bad])
     if not questions:
-        raise InvalidInput(
-            "no usable question (a JSON object with `question`)", field="questions"
-        )
+        raise InvalidInput("no usable question (a JSON object with `question`)", field="questions")
     capped = LLMSettings().in_flight_cap(request.concurrency)
     if capped is not None:
         logger.warning("%s", capped)

@@ -10,14 +10,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StrictInt,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -29,7 +27,8 @@ from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
 from . import validation
-from .errors import InvalidInput, NotFound, classified, validation_message
+from .errors import InvalidInput, NotFound, classified
+from .request_base import WorkflowRequest
 from .sira_setup import (
     BackendSource,
     RetrievalMethod,
@@ -50,7 +49,7 @@ FALLBACK_NOTE = "SIRA fell back to plain BM25"
 had nothing for this query (a note in the result, a warning in the log)."""
 
 
-class SearchRequest(BaseModel):
+class SearchRequest(WorkflowRequest):
     """One search: the query, the index, and where SIRA's phrases come from (if anywhere).
 
     ``method="sira"`` takes exactly one phrase source: ``phrases`` (given with the request),
@@ -111,21 +110,15 @@ class SearchRequest(BaseModel):
             tau=self.tau, weight=self.weight, task=self.task, size=self.k, rerank_top_n=self.rerank
         )
 
-    @classmethod
-    def build(cls, **values: Any) -> SearchRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field.
+    path_fields: ClassVar[tuple[str, ...]] = ("expansions",)
 
-        ``expansions`` may be a path (str or Path) or any mapping of sequences.
-        """
+    @classmethod
+    def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """``expansions`` may be a path (str or Path) or any mapping of sequences."""
         given = values.get("expansions")
-        if isinstance(given, str):
-            values["expansions"] = Path(given)
-        elif isinstance(given, Mapping):
+        if isinstance(given, Mapping):
             values["expansions"] = {str(k): list(v) for k, v in given.items()}
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
+        return values
 
 
 def search(
@@ -216,7 +209,7 @@ def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     return result.model_copy(update={"notes": [*result.notes, note]})
 
 
-class QueriesSearchRequest(BaseModel):
+class QueriesSearchRequest(WorkflowRequest):
     """Every query of a BEIR queries file (``{"_id", "text"}`` per line) searched as
     ``SearchRequest`` searches one: the same method, phrase sources, rerank and knobs. SIRA's
     LLM calls go out together (all expansions, then all reranks), which is what an offline
@@ -253,16 +246,7 @@ class QueriesSearchRequest(BaseModel):
             tau=self.tau, weight=self.weight, task=self.task, size=self.k, rerank_top_n=self.rerank
         )
 
-    @classmethod
-    def build(cls, **values: Any) -> QueriesSearchRequest:
-        """The request from keyword values, or ``InvalidInput`` naming each bad field."""
-        for key in ("queries", "expansions"):
-            if isinstance(values.get(key), str):
-                values[key] = Path(values[key])
-        try:
-            return cls.model_validate(values)
-        except ValidationError as exc:
-            raise InvalidInput(validation_message(exc)) from None
+    path_fields: ClassVar[tuple[str, ...]] = ("queries", "expansions")
 
 
 def search_queries(

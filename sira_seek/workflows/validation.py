@@ -35,7 +35,6 @@ MAX_PHRASE_CHARS = 512
 """Longest candidate phrase accepted."""
 
 
-
 def index_name(value: object, *, field: str = "index") -> str:
     """``value`` when it is one concrete index or alias name by the engines' own rules.
 
