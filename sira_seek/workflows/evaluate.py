@@ -23,8 +23,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictInt,
-    field_validator,
-    model_validator,
 )
 
 from sira_seek.backend import SearchBackend
@@ -46,26 +44,23 @@ from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.rerank import LLMReranker
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
-from . import validation
 from .errors import InvalidInput, NotFound, classified
 from .recorded import recorded_run
-from .request_base import WorkflowRequest
 from .sira_setup import (
     BackendSource,
     Expansions,
     RetrievalMethod,
+    SiraRequest,
     backend_of,
-    check_rerank,
     choose_expander,
     choose_reranker,
-    sira_settings,
 )
 
 Judgements = Mapping[str, Mapping[str, int]]
 logger = logging.getLogger(__name__)
 
 
-class RetrievalEvaluationRequest(WorkflowRequest):
+class RetrievalEvaluationRequest(SiraRequest):
     """An evaluation: which index and method, the judged queries, and which outputs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -97,22 +92,6 @@ class RetrievalEvaluationRequest(WorkflowRequest):
     save_run: Path | None = None
     run_file: Path | None = None
     log_prefix: str | None = None
-
-    @field_validator("index")
-    @classmethod
-    def _index(cls, value: str) -> str:
-        return validation.index_name(value)
-
-    @model_validator(mode="after")
-    def _rerank_needs_llm(self) -> RetrievalEvaluationRequest:
-        check_rerank(self.settings().rerank_top_n, self.llm)
-        return self
-
-    def settings(self) -> SiraSettings:
-        """SIRA's settings for this evaluation (``sira_setup.sira_settings``)."""
-        return sira_settings(
-            tau=self.tau, weight=self.weight, task=self.task, rerank_top_n=self.rerank
-        )
 
     path_fields: ClassVar[tuple[str, ...]] = (
         "queries", "qrels", "expansions", "answers", "save_run", "run_file",

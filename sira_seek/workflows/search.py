@@ -17,26 +17,23 @@ from pydantic import (
     Field,
     StrictInt,
     field_validator,
-    model_validator,
 )
 
 from sira_seek.corpus import ReadReport
 from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.results import SiraResult
-from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
+from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified
-from .request_base import WorkflowRequest
 from .sira_setup import (
     BackendSource,
     RetrievalMethod,
+    SiraRequest,
     backend_of,
-    check_rerank,
     choose_expander,
     choose_reranker,
-    sira_settings,
 )
 
 if TYPE_CHECKING:
@@ -49,7 +46,7 @@ FALLBACK_NOTE = "SIRA fell back to plain BM25"
 had nothing for this query (a note in the result, a warning in the log)."""
 
 
-class SearchRequest(WorkflowRequest):
+class SearchRequest(SiraRequest):
     """One search: the query, the index, and where SIRA's phrases come from (if anywhere).
 
     ``method="sira"`` takes exactly one phrase source: ``phrases`` (given with the request),
@@ -88,27 +85,10 @@ class SearchRequest(WorkflowRequest):
     def _query(cls, value: str) -> str:
         return validation.query_text(value)
 
-    @field_validator("index")
-    @classmethod
-    def _index(cls, value: str) -> str:
-        return validation.index_name(value)
-
     @field_validator("phrases", mode="before")
     @classmethod
     def _phrases(cls, value: Sequence[object] | None) -> list[str] | None:
         return validation.phrases(value)
-
-    @model_validator(mode="after")
-    def _rerank_needs_llm(self) -> SearchRequest:
-        check_rerank(self.settings().rerank_top_n, self.llm)
-        return self
-
-    def settings(self) -> SiraSettings:
-        """SIRA's settings for this request (``sira_setup.sira_settings``: the knobs given,
-        the rest from the environment and the defaults)."""
-        return sira_settings(
-            tau=self.tau, weight=self.weight, task=self.task, size=self.k, rerank_top_n=self.rerank
-        )
 
     path_fields: ClassVar[tuple[str, ...]] = ("expansions",)
 
@@ -209,7 +189,7 @@ def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     return result.model_copy(update={"notes": [*result.notes, note]})
 
 
-class QueriesSearchRequest(WorkflowRequest):
+class QueriesSearchRequest(SiraRequest):
     """Every query of a BEIR queries file (``{"_id", "text"}`` per line) searched as
     ``SearchRequest`` searches one: the same method, phrase sources, rerank and knobs. SIRA's
     LLM calls go out together (all expansions, then all reranks), which is what an offline
@@ -229,22 +209,6 @@ class QueriesSearchRequest(WorkflowRequest):
     rerank: StrictInt = Field(default=0, ge=0, le=MAX_RERANK)
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
-
-    @field_validator("index")
-    @classmethod
-    def _index(cls, value: str) -> str:
-        return validation.index_name(value)
-
-    @model_validator(mode="after")
-    def _rerank_needs_llm(self) -> QueriesSearchRequest:
-        check_rerank(self.settings().rerank_top_n, self.llm)
-        return self
-
-    def settings(self) -> SiraSettings:
-        """SIRA's settings for these searches (as ``SearchRequest.settings``)."""
-        return sira_settings(
-            tau=self.tau, weight=self.weight, task=self.task, size=self.k, rerank_top_n=self.rerank
-        )
 
     path_fields: ClassVar[tuple[str, ...]] = ("queries", "expansions")
 

@@ -12,12 +12,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import field_validator, model_validator
+
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import ReadReport
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import SiraSettings, Task
 
+from . import validation
 from .errors import InvalidInput, validation_message
+from .request_base import WorkflowRequest
 
 if TYPE_CHECKING:
     from sira_seek.sira.rerank import LLMReranker
@@ -61,6 +65,43 @@ def sira_settings(
         return SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
         raise InvalidInput(validation_message(exc)) from None
+
+
+class SiraRequest(WorkflowRequest):
+    """A request whose searches run SIRA: search, a queries file's searches, a retrieval
+    evaluation. They share the index name check, one way to make their knobs into
+    ``SiraSettings`` (`sira_settings`, with the request's ``k`` as the size when it has one) and
+    the rule that a rerank needs an LLM. The fields are each request's own (their order and
+    descriptions are part of its schema)."""
+
+    if TYPE_CHECKING:
+        index: str
+        tau: float | None
+        weight: float | None
+        task: Task | None
+        llm: str | None
+        rerank: int
+
+    @field_validator("index", check_fields=False)
+    @classmethod
+    def _index(cls, value: str) -> str:
+        return validation.index_name(value)
+
+    @model_validator(mode="after")
+    def _rerank_needs_llm(self) -> SiraRequest:
+        check_rerank(self.settings().rerank_top_n, self.llm)
+        return self
+
+    def settings(self) -> SiraSettings:
+        """SIRA's settings for this request: the knobs given, the rest from the environment
+        and the defaults."""
+        return sira_settings(
+            tau=self.tau,
+            weight=self.weight,
+            task=self.task,
+            size=getattr(self, "k", None),
+            rerank_top_n=self.rerank,
+        )
 
 
 def choose_expander(
