@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import (
     BaseModel,
@@ -101,8 +101,6 @@ class AgenticEvaluationRequest(WorkflowRequest):
         return AgentLoopSettings.for_protocol(
             self.protocol, budget=self.budget, max_steps=self.max_steps, search_k=self.search_k
         )
-
-    path_fields: ClassVar[tuple[str, ...]] = ("questions", "qrels", "trace")
 
 
 class AgenticEvaluation(BaseModel):

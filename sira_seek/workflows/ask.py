@@ -67,8 +67,6 @@ class AskRequest(BaseModel):
         """The request from keyword values (SEEK's knobs among them, over the defaults and
         env vars unless ``settings`` is given whole), or ``InvalidInput`` naming each bad
         field."""
-        if isinstance(values.get("expansions"), str):
-            values["expansions"] = Path(str(values["expansions"]))
         try:
             if values.get("settings") is None:
                 knobs: dict[str, object] = {"method": method, "variant": variant}

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -66,8 +66,6 @@ class EnrichRequest(WorkflowRequest):
     @classmethod
     def _index(cls, value: str) -> str:
         return validation.index_name(value)
-
-    path_fields: ClassVar[tuple[str, ...]] = ("from_jsonl", "from_batch_output", "state_dir")
 
     def checked(self) -> EnrichRequest:
         """Exactly one source of phrases, and a slice that parses (before anything runs)."""

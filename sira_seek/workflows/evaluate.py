@@ -15,7 +15,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from ir_measures import Measure
 from pydantic import (
@@ -92,10 +92,6 @@ class RetrievalEvaluationRequest(SiraRequest):
     save_run: Path | None = None
     run_file: Path | None = None
     log_prefix: str | None = None
-
-    path_fields: ClassVar[tuple[str, ...]] = (
-        "queries", "qrels", "expansions", "answers", "save_run", "run_file",
-    )  # fmt: skip
 
     @classmethod
     def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:

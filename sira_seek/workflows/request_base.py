@@ -1,16 +1,15 @@
 """What every workflow request shares: one way to be built from a front end's keyword values.
 
 A front end hands over what it parsed (strings for paths, plain mappings and sequences); the
-request turns them into its field types, validates once, and names every bad field in one
-``InvalidInput``, whichever front end asked. A request adds only what is its own: which fields
-are paths (``path_fields``), other conversions (``coerce``) and the checks that span several
-fields (``checked``).
+request turns them into its field types (pydantic makes a string a ``Path``), validates once,
+and names every bad field in one ``InvalidInput``, whichever front end asked. A request adds
+only what is its own: other conversions (``coerce``) and the checks that span several fields
+(``checked``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,15 +19,9 @@ from .errors import InvalidInput, validation_message
 class WorkflowRequest(BaseModel):
     """Base of the workflows' requests; see the module docstring."""
 
-    path_fields: ClassVar[tuple[str, ...]] = ()
-    """Fields given as a path: a string there becomes a ``Path``."""
-
     @classmethod
     def build(cls, **values: Any) -> Self:
         """The request from keyword values, or ``InvalidInput`` naming each bad field."""
-        for key in cls.path_fields:
-            if isinstance(values.get(key), str):
-                values[key] = Path(values[key])
         try:
             request = cls.model_validate(cls.coerce(values))
         except ValidationError as exc:

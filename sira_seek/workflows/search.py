@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import (
     ConfigDict,
@@ -89,8 +89,6 @@ class SearchRequest(SiraRequest):
     @classmethod
     def _phrases(cls, value: Sequence[object] | None) -> list[str] | None:
         return validation.phrases(value)
-
-    path_fields: ClassVar[tuple[str, ...]] = ("expansions",)
 
     @classmethod
     def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -209,8 +207,6 @@ class QueriesSearchRequest(SiraRequest):
     rerank: StrictInt = Field(default=0, ge=0, le=MAX_RERANK)
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
-
-    path_fields: ClassVar[tuple[str, ...]] = ("queries", "expansions")
 
 
 def search_queries(
