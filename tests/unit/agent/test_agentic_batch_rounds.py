@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from in_memory_backend import InMemoryBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from batch_kit import BodyServer, run_rounds  # noqa: E402
+from batch_kit import (  # noqa: E402
+    BodyServer,
+    own_response_cache,  # noqa: E402, F401  (autouse: this test's own LLM cache)
+    run_rounds,
+)
 
 from sira_seek.workflows.agentic import (  # noqa: E402
     AgenticEvaluation,
@@ -37,11 +40,6 @@ SCRIPT = [
     {"action": "search", "text": "Vienna capital", "expansions": ["Danube"]},
     {"action": "answer", "text": "Vienna", "expansions": []},
 ]
-
-
-@pytest.fixture(autouse=True)
-def _own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_DIR", str(tmp_path / "llm-cache"))
 
 
 def server(url: str, body: dict[str, Any]) -> str:

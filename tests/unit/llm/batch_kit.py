@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stub_openai_server import StubOpenAIServer, StubReply, completion_body  # noqa: E402
@@ -32,6 +34,13 @@ ERROR = object()
 Answer = str | tuple[int, dict[str, Any]] | object | None
 Server = Callable[[str, dict[str, Any]], Answer]
 T = TypeVar("T")
+
+
+@pytest.fixture(autouse=True)
+def own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live runs read and write a response cache: this test's own, never the user's.
+    (Autouse in every module that imports it.)"""
+    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_DIR", str(tmp_path / "llm-cache"))
 
 
 def output_line(custom_id: str, url: str, body: dict[str, Any], answer: Answer) -> str | None:

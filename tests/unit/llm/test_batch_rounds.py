@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from batch_kit import ERROR, BodyServer, answer_round, output_path, request_lines, run_rounds
+from batch_kit import (
+    ERROR,
+    BodyServer,
+    answer_round,
+    output_path,
+    own_response_cache,  # noqa: E402, F401  (autouse: this test's own LLM cache)
+    request_lines,
+    run_rounds,
+)
 from click.testing import CliRunner
 
 from sira_seek.cli.main import cli
@@ -45,12 +53,6 @@ SCHEMA = {
     "properties": {"keywords": {"type": "array", "items": {"type": "string"}}},
     "required": ["keywords"],
 }
-
-
-@pytest.fixture(autouse=True)
-def _own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The live runs read and write a response cache: this test's own, never the user's."""
-    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_DIR", str(tmp_path / "llm-cache"))
 
 
 def chat(text: str, **extra: Any) -> LLMRequest:

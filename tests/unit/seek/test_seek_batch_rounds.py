@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 from batch_kit import (  # noqa: E402
     BodyServer,
     answer_round,
+    own_response_cache,  # noqa: E402, F401  (autouse: this test's own LLM cache)
     request_lines,
     requests_path,
     run_rounds,
@@ -53,12 +54,6 @@ QUESTIONS = [
      "golden_answers": ["Stephen King"]},
     {"id": "q2", "question": "What is the capital of France?", "golden_answers": ["Paris"]},
 ]  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The live runs read and write a response cache: this test's own, never the user's."""
-    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_DIR", str(tmp_path / "llm-cache"))
 
 
 def _sketch(question: str) -> str:

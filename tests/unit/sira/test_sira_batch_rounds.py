@@ -16,7 +16,12 @@ from click.testing import CliRunner
 from in_memory_backend import InMemoryBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from batch_kit import BodyServer, request_lines, run_rounds  # noqa: E402
+from batch_kit import (  # noqa: E402
+    BodyServer,
+    own_response_cache,  # noqa: E402, F401  (autouse: this test's own LLM cache)
+    request_lines,
+    run_rounds,
+)
 
 from sira_seek.cli.main import cli  # noqa: E402
 from sira_seek.corpus import Query  # noqa: E402
@@ -39,12 +44,6 @@ QUERIES = [
     Query(id="q3", text="Berlin studios"),
 ]
 QRELS = {"q1": {"d2": 1}, "q2": {"d4": 1}, "q3": {"d3": 1}}
-
-
-@pytest.fixture(autouse=True)
-def _own_response_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The live runs read and write a response cache: this test's own, never the user's."""
-    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_DIR", str(tmp_path / "llm-cache"))
 
 
 def server(url: str, body: dict[str, Any]) -> str:
