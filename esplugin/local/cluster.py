@@ -46,10 +46,12 @@ from .node import (
     node_command,
     node_env,
     port_free,
+    port_states,
     prepare_node_dir,
     service_user,
     spawn_node,
     starting_status,
+    wait_ports_free,
 )
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,8 @@ DEFAULT_CLUSTER_HEAP = "384m"
 # the minimal Elasticsearch archive does not serve (405, "allowed: [DELETE]").
 MEMBER_PROBE = "/_nodes/_local?filter_path=nodes.*.name"
 MIN_CLUSTER_TIMEOUT = 300.0
+#: How long a member start waits for its ports to free (a killed JVM's sockets closing).
+PORT_WAIT_S = 30.0
 
 
 class ClusterNodeState(BaseModel):
@@ -327,11 +331,12 @@ class LocalCluster:
         user = service_user(self.settings)
         for i in members:
             node = state.nodes[i]
-            busy = [p for p in (node.http_port, node.transport_port) if not port_free(p)]
+            busy = wait_ports_free([node.http_port, node.transport_port], PORT_WAIT_S)
             if busy:
+                held = {p: port_states(p) for p in busy}
                 raise NodeStartError(
                     f"cannot start {node.name} of {self.cluster_name}: port(s) {busy} are in "
-                    "use by another process."
+                    f"use by another process (socket states {held}, after {PORT_WAIT_S:.0f} s)."
                 )
             node_dir = Path(node.node_dir)
             conf = prepare_node_dir(dist, node_dir)

@@ -258,6 +258,43 @@ def port_free(port: int) -> bool:
             return False
 
 
+_TCP_STATES = {
+    "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1",
+    "05": "FIN_WAIT2", "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT",
+    "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
+}  # fmt: skip
+
+
+def port_states(port: int) -> list[str]:
+    """The TCP states of the local sockets bound to ``port`` (from /proc/net/tcp and tcp6),
+    so that an error about a busy port can say what holds it; empty where /proc is absent."""
+    states = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 3 and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                states.append(_TCP_STATES.get(fields[3], fields[3]))
+    return states
+
+
+def wait_ports_free(ports: list[int], timeout_s: float) -> list[int]:
+    """Wait up to ``timeout_s`` for every port to be bindable; the ones still busy.
+
+    A member restarted right after a SIGKILL can find its port held for a moment while the
+    kernel finishes closing the dead JVM's sockets; a short bounded wait tells that apart from
+    a port another program really holds."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        busy = [p for p in ports if not port_free(p)]
+        if not busy or time.monotonic() >= deadline:
+            return busy
+        time.sleep(0.5)
+
+
 def _free_port(preferred: int) -> int:
     for port in range(preferred, preferred + 8):
         if port_free(port) and port_free(port + 100):

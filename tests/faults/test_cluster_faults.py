@@ -1,4 +1,4 @@
-"""Node loss on a real 3-node cluster of each engine (5 shards, 1 replica): a sync that loses a node
+"""Node loss on real 3-node clusters (5 shards, 1 replica): a sync that loses a node
 to SIGKILL, reads that keep answering with one node down, and a rolling restart under a sync.
 
 The single-node scenarios (test_node_restart.py, test_seek_node_restart.py) can only show that
@@ -7,6 +7,13 @@ does a client given every member's URL carry on while a member (the first URL in
 gone, does a point-in-time scan whose shard copies vanish restart instead of skipping
 documents, and does a write retried across the loss land exactly once. Each scenario records
 its row in the session fault table before asserting, and leaves three green members behind.
+
+Each scenario runs on ONE engine, the engines taking turns (the node kill on Elasticsearch; the
+reads with a member down and the rolling restart on OpenSearch): what is exercised is our
+client's failover, the scan's restart and the retried writes, the same code on both engines,
+while a 3-node scenario costs about a minute of the suite's 25-minute budget. Both engines'
+clusters still prove exact grounding over five shards (tests/integration/test_shard_layout.py),
+and both engines' clients skip a dead first host (tests/integration/test_cluster_client.py).
 """
 
 from __future__ import annotations
@@ -164,7 +171,10 @@ def _audit_and_record(
 
 
 def test_node_with_most_primaries_killed_mid_sync(
-    engine_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
+    elasticsearch_cluster: ClusterHandle,
+    wikimh_dir: Path,
+    tmp_path: Path,
+    fault_ledger: FaultLedger,
 ) -> None:
     """SIGKILL of the member holding the most primaries of the index while sira-sync writes.
 
@@ -173,7 +183,7 @@ def test_node_with_most_primaries_killed_mid_sync(
     so the same kill also takes away the host the client talks to first (the node-0 case).
     """
     started = time.monotonic()
-    cluster = engine_cluster
+    cluster = elasticsearch_cluster
     backend = cluster.backend()
     index = new_index()
     corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp_path, 400)
@@ -250,12 +260,12 @@ def _answered(checkpoint: Path) -> dict[str, list[list[str]]]:
 
 
 def test_reads_keep_answering_with_one_node_down(
-    engine_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
+    opensearch_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
     """search (BM25 and SIRA), ask and eval qa with node 0 killed give what they gave with all
     three up. Node 0 because its URL is first in every client's list: the failover case."""
     started = time.monotonic()
-    cluster = engine_cluster
+    cluster = opensearch_cluster
     backend = cluster.backend()
     index = new_index()
     victim = 0
