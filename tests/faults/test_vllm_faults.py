@@ -3,9 +3,12 @@
 1. ``sira-seek llm up`` / ``llm status`` / ``search --llm <printed spec>`` as a user runs them,
    then the server is stopped with ``llm down`` while ``sira-sync`` is enriching through it: the
    run must stop cleanly naming the unreachable LLM (exit 1, no traceback), leave every document
-   either untouched or fully enriched, and ``--resume`` against a live vLLM serving the same
-   model must finish the index. This is the ONE test that starts a vLLM server of its own
-   (detached, through the CLI; about 2 minutes), so the stop is of a real vLLM process group.
+   either untouched or fully enriched, and ``--resume`` against another live OpenAI server
+   serving the same model (llama.cpp's, from the GGUF the vLLM model was converted from) must
+   finish the index. The server is the session's own, which ``sira-seek llm up`` started
+   (tests/vllm_kit.py): the stop is of a real vLLM process group, and the test is marked
+   ``stops_session_vllm`` so that it runs after every other test (a second vLLM start cost
+   about two minutes). Only against a server someone else runs does it start its own.
 2. A document whose prompt is longer than the server's ``--max-model-len``: vLLM answers 400,
    the document is recorded as failed (kind ``context_too_long``, a message saying what to do),
    and the run goes on to enrich the others.
@@ -27,10 +30,11 @@ from typing import Any
 
 import pytest
 from fault_kit import LEDGER, FaultRow, FaultScenario, run_sync, sira_sync_exe
-from vllm_kit import SLOW_SERVER_ENV, VllmEndpoint
+from vllm_kit import SLOW_SERVER_ENV, TEST_MAX_MODEL_LEN, VllmEndpoint
 
 from sira_seek.backend import SearchBackend
 from sira_seek.ingest import ingest_corpus
+from sira_seek.llm.llamacpp_server import LlamaCppServerProcess
 from sira_seek.llm.local_server import free_local_port, pid_alive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
@@ -139,17 +143,26 @@ def record(s: FaultScenario, title: str, runs: int, counts: tuple[int, int, int,
     return s.ledger.record(FaultRow(f"{title} [{s.engine}]", runs, *counts, wall_s))
 
 
+@pytest.mark.stops_session_vllm
 def test_llm_up_search_then_down_mid_sync_and_resume(
-    request: pytest.FixtureRequest,
+    vllm_server: VllmEndpoint,
+    gemma_gguf: Path,
     backends: dict[str, SearchBackend],
     wikimh_indexes: dict[str, str],
     wikimh_dir: Path,
     tmp_path: Path,
 ) -> None:
-    port = free_local_port()
-    up = run_cli(["llm", "up", "--port", str(port), "--kv-cache-gib", "1", "--json"], timeout=1800)
-    assert up.returncode == 0, up.stderr[-3000:]
-    record = json.loads(up.stdout)
+    if vllm_server.up_record is not None:  # the session's server, started by `sira-seek llm up`
+        record = vllm_server.up_record
+        port = int(record["port"])
+        print(f"the session's `llm up --json` record: {record}")
+    else:  # a server someone else runs must not be stopped: start one of our own to stop
+        port = free_local_port()
+        up = run_cli(
+            ["llm", "up", "--port", str(port), "--kv-cache-gib", "1", "--json"], timeout=1800
+        )
+        assert up.returncode == 0, up.stderr[-3000:]
+        record = json.loads(up.stdout)
     spec = record["spec"]
     try:
         print(f"llm up: {spec} pid {record['pid']} in the output of `llm up --json`")
@@ -174,7 +187,7 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
         assert (call["backend"], call["model"], call["error"]) == ("openai", "gemma3-270m", None)
         print("candidate table:", [(c["phrase"], c["decision"]) for c in found["candidates"]])
 
-        _server_stopped_mid_sync(scenario(backends, wikimh_dir, tmp_path), spec, port, request)
+        _server_stopped_mid_sync(scenario(backends, wikimh_dir, tmp_path), spec, port, gemma_gguf)
     finally:
         run_cli(["llm", "down", "--port", str(port)])
     assert not pid_alive(record["pid"])
@@ -182,15 +195,14 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
     assert all(d["port"] != port for d in json.loads(after.stdout))
 
 
-def _server_stopped_mid_sync(
-    s: FaultScenario, spec: str, port: int, request: pytest.FixtureRequest
-) -> None:
+def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, gguf: Path) -> None:
     """sira-sync through ``spec``; ``llm down`` once the first page is written; then resume
-    through the session's vLLM server (another URL, the same model). That server is asked for
-    only once ours is down, so that a suite starting its own never holds two in memory here
-    (about 8 GB each on the CPU build)."""
+    through another OpenAI server serving the same model under the same name: llama.cpp's,
+    with the GGUF the vLLM model was converted from (seconds to start, where a second vLLM
+    would take two minutes and 8 GB; the run's fingerprint, ``openai:gemma3-270m``, is the
+    same, so ``--resume`` accepts it)."""
     try:
-        _, docs = s.ingest(12)
+        _, docs = s.ingest(8)  # 4 pages of 2: the stop lands after the first
         env = {
             **os.environ,
             **SLOW_SERVER_ENV,
@@ -219,10 +231,13 @@ def _server_stopped_mid_sync(
         enriched = sum(now[i].get("sira_sync", {}).get("status") == "enriched" for i in docs)
         assert 1 <= enriched < len(docs), "the stop must land mid-run"
 
-        live: VllmEndpoint = request.getfixturevalue("vllm_server")
-        resumed = run_sync(
-            llm_sync_cmd(s, live.spec, *args, "--resume", "--json"), timeout=1200, env=env
-        )
+        with LlamaCppServerProcess(
+            model_path=gguf, model_alias="gemma3-270m", n_ctx=TEST_MAX_MODEL_LEN,
+            log_path=s.tmp / "llama-server.log",
+        ) as other:  # fmt: skip
+            resumed = run_sync(
+                llm_sync_cmd(s, other.spec, *args, "--resume", "--json"), timeout=1200, env=env
+            )
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         report = json.loads(resumed.stdout)
         assert report["resumed"] is True

@@ -1,6 +1,6 @@
-"""A real llama.cpp OpenAI-compatible server with the packaged Gemma 3 270M model, started once
-per session. Missing llama-cpp-python or the model is a failure, not a skip: these tests are
-the evidence that the CPU path works."""
+"""A real llama.cpp OpenAI-compatible server with the packaged Gemma 3 270M model
+(``gemma_gguf``, tests/conftest.py), started once per session. Missing llama-cpp-python or the
+model is a failure, not a skip: these tests are the evidence that the CPU path works."""
 
 from __future__ import annotations
 
@@ -14,22 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "llm"))
 
 from sira_seek.llm.errors import BackendUnavailableError  # noqa: E402
-from sira_seek.llm.gemma_model import ensure_gemma_model  # noqa: E402
-from sira_seek.llm.llamacpp_inprocess import llama_cpp_available  # noqa: E402
 from sira_seek.llm.llamacpp_server import LlamaCppServerProcess  # noqa: E402
-from sira_seek.llm.settings import LLMSettings  # noqa: E402
-
-INSTALL = "run sira-seek llm install cpu (installs llama-cpp-python[server] and the Gemma package)"
-
-
-@pytest.fixture(scope="session")
-def gemma_gguf() -> Path:
-    if not llama_cpp_available():
-        pytest.fail(f"llama-cpp-python is not installed: {INSTALL}", pytrace=False)
-    try:
-        return ensure_gemma_model(LLMSettings().model_dir)
-    except BackendUnavailableError as exc:
-        pytest.fail(f"the Gemma 3 270M model is unavailable: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

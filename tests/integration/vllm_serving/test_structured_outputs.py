@@ -74,7 +74,8 @@ def requests_sira_sends(docs: list[str]) -> list[LLMRequest]:
 def test_every_constrained_answer_parses_first_try(
     vllm_server: VllmEndpoint, wikimh_dir: Path
 ) -> None:
-    lines = (wikimh_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[100:112]
+    # 6 documents (3 chat, 3 completion) and 4 queries: 10 requests, 8 of them in flight at once.
+    lines = (wikimh_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[100:106]
     docs = [f"{d['title']}. {d['text']}"[:1500] for d in map(json.loads, lines)]
     requests = requests_sira_sends(docs)
     transport = RecordingTransport()
