@@ -354,7 +354,7 @@ class LocalCluster:
                 **self._discovery_settings(state),
             }
             cmd = node_command(dist, self.spec, pid_file, settings)
-            env = node_env(self.spec, java, node_dir, conf, state.heap)
+            env = node_env(self.spec, java, node_dir, conf, state.heap, self.settings.java_opts)
             if user:
                 chown_tree(node_dir, user.pw_uid, user.pw_gid)
             log.info("starting %s of %s on %s", node.name, state.cluster_name, node.url)

@@ -430,7 +430,9 @@ class LocalNode:
             make_certificates(conf / "certs")
             settings.update(security_settings())
         cmd = node_command(dist, self.spec, pid_file, settings)
-        env = node_env(self.spec, java, self.node_dir, conf, self.settings.heap)
+        env = node_env(
+            self.spec, java, self.node_dir, conf, self.settings.heap, self.settings.java_opts
+        )
         if user:
             chown_tree(self.node_dir, user.pw_uid, user.pw_gid)
         if self.settings.secure:
@@ -552,16 +554,21 @@ def node_command(
 
 
 def node_env(
-    spec: DistributionSpec, java: Path, node_dir: Path, conf: Path, heap: str
+    spec: DistributionSpec,
+    java: Path,
+    node_dir: Path,
+    conf: Path,
+    heap: str,
+    java_opts: str = "",
 ) -> dict[str, str]:
     """A small, explicit environment: the caller's JAVA_OPTS or ES_* variables must not leak
-    into the node."""
+    into the node (``java_opts`` is NodeSettings.java_opts, asked for by name)."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(node_dir),
         "LANG": "C.UTF-8",
         spec.java_home_env: str(java),
-        spec.java_opts_env: f"-Xms{heap} -Xmx{heap}",
+        spec.java_opts_env: f"-Xms{heap} -Xmx{heap} {java_opts}".strip(),
         spec.conf_env: str(conf),
     }
 

@@ -67,3 +67,20 @@ def test_secured_elasticsearch_private_keys_are_owner_only(tmp_path: Path) -> No
     (certs / "node.key").chmod(0o644)  # a node made before the fix is repaired on next start
     make_certificates(certs)
     assert (certs / "node.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_java_opts_reach_the_node_after_the_heap_and_nothing_else_leaks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sira_seek.esplugin.local.distributions import distribution_spec
+    from sira_seek.esplugin.local.node import node_env
+
+    monkeypatch.setenv("SIRA_SEEK_NODE_JAVA_OPTS", "-XX:TieredStopAtLevel=1")
+    monkeypatch.setenv("ES_JAVA_OPTS", "-Xmx64g")  # the caller's own must not leak in
+    settings = NodeSettings()
+    assert settings.java_opts == "-XX:TieredStopAtLevel=1"
+    spec = distribution_spec("elasticsearch", None)
+    env = node_env(spec, tmp_path / "jdk", tmp_path, tmp_path / "conf", "384m", settings.java_opts)
+    assert env["ES_JAVA_OPTS"] == "-Xms384m -Xmx384m -XX:TieredStopAtLevel=1"
+    plain = node_env(spec, tmp_path / "jdk", tmp_path, tmp_path / "conf", "384m")
+    assert plain["ES_JAVA_OPTS"] == "-Xms384m -Xmx384m"
