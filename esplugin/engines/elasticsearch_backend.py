@@ -1,4 +1,12 @@
-"""Elasticsearch through elasticsearch-py (8.13+ or 9.x, matched to the server's major)."""
+"""Elasticsearch through elasticsearch-py 9, for Elasticsearch 8.x and 9.x servers alike.
+
+One client speaks to every supported server major through Elasticsearch's REST API
+compatibility: each request names the server's own major in its media type
+(``application/vnd.elasticsearch+json; compatible-with=N``), chosen at connect time from the
+detected version. Left alone, elasticsearch-py 9 marks every request ``compatible-with=9``,
+which an 8.x server refuses (it accepts 7 and 8); a server major outside
+``SUPPORTED_SERVER_MAJORS`` is refused at connect time with a clear error.
+"""
 
 from __future__ import annotations
 
@@ -15,26 +23,45 @@ from .base import RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError, WrongClientError
 
-_JSON = {"accept": "application/json", "content-type": "application/json"}
+SUPPORTED_SERVER_MAJORS = (8, 9)
+"""Elasticsearch majors this backend is tested against (docs/tutorials/cluster.md, Engine
+versions; tests/engine_matrix.py)."""
 
 
 def _client_major() -> int:
     return int(elasticsearch.__versionstr__.split(".")[0])
 
 
+def compat_headers(server_major: int) -> tuple[dict[str, str], dict[str, str]]:
+    """The Accept/Content-Type headers of JSON and of NDJSON (bulk, msearch) requests to a
+    server of this major: the REST compatibility media type naming the server's own major,
+    which every Elasticsearch server accepts (8.x takes compatible-with 7 and 8, 9.x 8 and 9).
+
+    Raises WrongClientError for a major outside SUPPORTED_SERVER_MAJORS."""
+    if server_major not in SUPPORTED_SERVER_MAJORS:
+        raise WrongClientError(
+            f"Elasticsearch {server_major}.x is not supported: sira-seek talks to Elasticsearch "
+            f"{' and '.join(f'{m}.x' for m in SUPPORTED_SERVER_MAJORS)} (one elasticsearch-py "
+            f"{_client_major()} client, REST API compatibility headers). Upgrade the cluster, or "
+            "use OpenSearch."
+        )
+    json_type = f"application/vnd.elasticsearch+json; compatible-with={server_major}"
+    ndjson_type = f"application/vnd.elasticsearch+x-ndjson; compatible-with={server_major}"
+    return (
+        {"accept": json_type, "content-type": json_type},
+        {"accept": json_type, "content-type": ndjson_type},
+    )
+
+
 class ElasticsearchBackend(RestBackend):
     name = "elasticsearch"
     _urls: tuple[str, ...] = ()  # every host the client was given (messages name them all)
+    _json: dict[str, str] = {}  # compat_headers(server major), set by connect
+    _ndjson: dict[str, str] = {}
 
     @classmethod
     def connect(cls, settings: ClusterSettings, info: ClusterInfo) -> ElasticsearchBackend:
-        if info.major != _client_major():
-            raise WrongClientError(
-                f"The cluster runs Elasticsearch {info.version}, but the installed Python client "
-                f"is elasticsearch-py {elasticsearch.__versionstr__}, which only talks to "
-                f"Elasticsearch {_client_major()}.x. Fix: pip install "
-                f"'elasticsearch>={info.major},<{info.major + 1}' in this environment."
-            )
+        json_headers, ndjson_headers = compat_headers(info.major)
         # Elastic Cloud: the client resolves the id itself (no hosts then).
         where: dict[str, Any] = (
             {"cloud_id": settings.cloud_id}
@@ -50,6 +77,7 @@ class ElasticsearchBackend(RestBackend):
         )
         backend = cls(client, info)
         backend._urls = tuple(settings.urls() or [info.url])
+        backend._json, backend._ndjson = json_headers, ndjson_headers
         return backend
 
     def request(
@@ -63,7 +91,7 @@ class ElasticsearchBackend(RestBackend):
     ) -> Any:
         try:
             resp = self.client.perform_request(
-                method, path, params=dict(params or {}), headers=_JSON, body=body
+                method, path, params=dict(params or {}), headers=self._json, body=body
             )
             return resp.body
         except ApiError as exc:
@@ -80,13 +108,18 @@ class ElasticsearchBackend(RestBackend):
 
     def _bulk(self, lines: list[dict[str, Any]]) -> dict[str, Any]:
         try:
-            return dict(self.client.bulk(operations=lines).body)
+            # perform_request, not client.bulk: the API methods would mark the request
+            # compatible-with=<client major> (see the module docstring).
+            resp = self.client.perform_request("PUT", "/_bulk", headers=self._ndjson, body=lines)
+            return dict(resp.body)
         except (ApiError, TransportError) as exc:
             raise SiraSeekEngineError(f"bulk request failed: {_describe(exc)}") from None
 
     def _msearch(self, lines: list[dict[str, Any]], params: Mapping[str, Any] | None) -> Any:
         try:
-            return self.client.msearch(searches=lines, **dict(params or {})).body
+            return self.client.perform_request(
+                "POST", "/_msearch", params=dict(params or {}), headers=self._ndjson, body=lines
+            ).body
         except (ApiError, TransportError) as exc:
             raise SiraSeekEngineError(f"msearch failed: {_describe(exc)}") from None
 

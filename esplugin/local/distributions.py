@@ -64,7 +64,9 @@ def distribution_spec(engine: str, version: str | None = None) -> DistributionSp
                 ModuleJar(
                     name="analysis-common",
                     artifact="org.opensearch.plugin:analysis-common",
-                    classname="org.opensearch.analysis.common.CommonAnalysisPlugin",
+                    # The class was renamed in OpenSearch 3 (the 3.3.0 jar has only the new name).
+                    classname="org.opensearch.analysis.common."
+                    + ("CommonAnalysisModulePlugin" if major >= 3 else "CommonAnalysisPlugin"),
                     description="English and other analyzers, stemmers, shingles.",
                 )
             ],
@@ -74,7 +76,9 @@ def distribution_spec(engine: str, version: str | None = None) -> DistributionSp
             engine=engine,
             version=version,
             artifact=f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip",
+            # 9.x needs 21+; 8.x: 17 to 24 (Java 25 came out after 8.19.0; not tried here).
             java_min=21 if major >= 9 else 17,
+            java_max=None if major >= 9 else 24,
             java_home_env="ES_JAVA_HOME",
             java_opts_env="ES_JAVA_OPTS",
             conf_env="ES_PATH_CONF",
