@@ -79,7 +79,7 @@ class _Recorder(BaseHTTPRequestHandler):
 def recorder() -> Iterator[tuple[str, list[tuple[str, str, str, str]]]]:
     _Recorder.seen = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}", _Recorder.seen
     server.shutdown()
