@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,6 +116,43 @@ def node_urls() -> Iterator[dict[str, str]]:
                     handle.stop()
                 else:
                     handle.down()
+
+
+@pytest.fixture(scope="session")
+def matrix_node_url() -> Iterator[Callable[[str, str], str]]:
+    """``matrix_node_url(engine, version)``: the URL of a node of that version of the matrix
+    (tests/engine_matrix.py), started on first use and reused for the session; small (heap
+    384m), in its own folder and ports beside the default nodes. SIRA_SEEK_TEST_<ENGINE>_<VERSION
+    with _ for .>_URL names a running one instead. A node that cannot start fails the test
+    (never a skip); the nodes started here stop at the end of the session."""
+    urls: dict[tuple[str, str], str] = {}
+    failed: dict[tuple[str, str], str] = {}  # a node that failed to start is not tried again
+    started: list[LocalNode] = []
+
+    def url(engine: str, version: str) -> str:
+        key = (engine, version)
+        if key in failed:
+            pytest.fail(failed[key], pytrace=False)
+        if key not in urls:
+            env = f"SIRA_SEEK_TEST_{engine.upper()}_{version.replace('.', '_')}_URL"
+            if os.environ.get(env):
+                urls[key] = os.environ[env]
+                return urls[key]
+            local = LocalNode(NodeSettings(engine=engine, version=version, heap="384m"))
+            started_here = local.running() is None
+            try:
+                urls[key] = local.up().url
+            except Exception as exc:  # the suite must fail loudly, never skip
+                failed[key] = f"could not start a real {engine} {version} node: {exc}"
+                pytest.fail(failed[key], pytrace=False)
+            if started_here:
+                started.append(local)
+        return urls[key]
+
+    yield url
+    if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
+        for local in started:
+            local.down()
 
 
 @pytest.fixture(scope="session")

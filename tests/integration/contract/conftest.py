@@ -5,6 +5,9 @@ tests' in-memory double (``in-memory``), which starts no node.
 Which node serves an engine: the session's ``node_urls`` for the built-in engines (started by
 tests/conftest.py), else ``SIRA_SEEK_TEST_<ENGINE>_URL``. A registered engine with neither is a
 FAILURE, never a skip: an engine that cannot be tested is not supported.
+
+The other versions of the matrix (tests/engine_matrix.py: Elasticsearch 8.x, OpenSearch 3.x)
+are targets too, ``engine@version``, each on a small node of its own (``matrix_node_url``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from engine_matrix import MATRIX_IDS, split_matrix_id
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
@@ -32,13 +36,19 @@ from .kit import (
 REGISTERED_ENGINES = sorted(available_engines())
 
 
-@pytest.fixture(scope="session", params=[*REGISTERED_ENGINES, IN_MEMORY])
+@pytest.fixture(scope="session", params=[*REGISTERED_ENGINES, *MATRIX_IDS, IN_MEMORY])
 def target(request: pytest.FixtureRequest) -> ContractTarget:
     engine = str(request.param)
     if engine == IN_MEMORY:  # no node: the nodes fixture is asked for by real engines only
         return ContractTarget(
             engine=IN_MEMORY, url=None, backend=InMemoryBackend(), hooks=ENGINE_HOOKS[IN_MEMORY]
         )
+    if engine in MATRIX_IDS:
+        engine, version = split_matrix_id(engine)
+        url = request.getfixturevalue("matrix_node_url")(engine, version)
+        backend = connect(ClusterSettings(url=url))
+        assert (backend.info.engine, backend.info.version) == (engine, version), url
+        return ContractTarget(engine=engine, url=url, backend=backend, hooks=ENGINE_HOOKS[engine])
     node_urls: dict[str, str] = request.getfixturevalue("node_urls")
     url = node_urls.get(engine) or os.environ.get(f"SIRA_SEEK_TEST_{engine.upper()}_URL")
     if not url:
