@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from vllm_kit import vllm_server  # noqa: F401  (registers the session's real vLLM server)
+from vllm_kit import (  # the session's real vLLM server: fixture and background start
+    abandon_session_server,
+    begin_session_server,
+    vllm_server,  # noqa: F401
+)
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
@@ -60,6 +64,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``stops_session_vllm`` run last: they stop the session's vLLM server (the
     `llm down` fault), which every other vLLM test needs up. Stable otherwise."""
     items.sort(key=lambda item: item.get_closest_marker("stops_session_vllm") is not None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """vLLM's start begins now, in the background, when a selected test will need it."""
+    begin_session_server(session.items)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    abandon_session_server()
 
 
 @pytest.fixture(scope="session")

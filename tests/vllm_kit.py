@@ -116,22 +116,78 @@ def sira_seek_command(*args: str, timeout_s: float) -> subprocess.CompletedProce
     )
 
 
-def start_session_server(port: int) -> dict[str, Any]:
-    """ONE vLLM server with the packaged Gemma 3 270M, started as a user starts one:
-    ``sira-seek llm up --json`` (detached; about 2 minutes on 2 cores, ~8 GB RAM). Its record
-    (pid, port, spec, status) is what the `llm up` fault test checks."""
-    logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
-    done = sira_seek_command(
-        "llm", "up", "--port", str(port), "--max-model-len", str(TEST_MAX_MODEL_LEN),
+def _up_command(port: int) -> list[str]:
+    return [
+        str(Path(sys.executable).parent / "sira-seek"), "llm", "up", "--port", str(port),
+        "--max-model-len", str(TEST_MAX_MODEL_LEN),
         # 1 GiB holds ~29k tokens of this model's KV cache, plenty for the suite's 8 in flight;
         # the default 2 GiB would only add to the peak memory of a suite that runs nodes too.
         "--kv-cache-gib", "1", "--startup-timeout", "1200", "--json",
-        timeout_s=1500,
-    )  # fmt: skip
-    if done.returncode != 0:  # e.g. "run sira-seek llm install vllm"
-        raise BackendUnavailableError(f"sira-seek llm up exited {done.returncode}: {done.stderr}")
-    record: dict[str, Any] = json.loads(done.stdout)
+    ]  # fmt: skip
+
+
+#: The session's `sira-seek llm up`, begun in the background as soon as collection shows that a
+#: test will need the server (``begin_session_server``); the fixture waits for it.
+_starting: subprocess.Popen[str] | None = None
+
+
+def session_port() -> int:
+    return int(os.environ.get(VLLM_PORT_ENV, DEFAULT_TEST_PORT))
+
+
+def begin_session_server(items: list[pytest.Item]) -> None:
+    """Start `sira-seek llm up` in the background when a collected test uses ``vllm_server``
+    and the fixture will start one (no server given or already answering). vLLM takes about a
+    minute to start on 2 cores, much of it one interpreter importing and loading on one core:
+    the tests before the first vLLM test run meanwhile instead of waiting for it."""
+    global _starting
+    if _starting is not None or os.environ.get(VLLM_URL_ENV):
+        return
+    if not any("vllm_server" in getattr(item, "fixturenames", ()) for item in items):
+        return
+    port = session_port()
+    if served_models(f"http://127.0.0.1:{port}/v1", timeout_s=2.0):
+        return
+    logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
+    _starting = subprocess.Popen(
+        _up_command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def start_session_server(port: int) -> dict[str, Any]:
+    """ONE vLLM server with the packaged Gemma 3 270M, started as a user starts one:
+    ``sira-seek llm up --json`` (detached; about a minute on 2 cores, ~8 GB RAM), or the one
+    ``begin_session_server`` began. Its record (pid, port, spec, status) is what the `llm up`
+    fault test checks."""
+    global _starting
+    proc, _starting = _starting, None
+    if proc is None:
+        logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
+        proc = subprocess.Popen(
+            _up_command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    try:
+        out, err = proc.communicate(timeout=1500)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise BackendUnavailableError("sira-seek llm up did not finish in 1500 s") from None
+    if proc.returncode != 0:  # e.g. "run sira-seek llm install vllm"
+        raise BackendUnavailableError(f"sira-seek llm up exited {proc.returncode}: {err}")
+    record: dict[str, Any] = json.loads(out)
     return record
+
+
+def abandon_session_server() -> None:
+    """At session end: a server begun in the background that no test asked for (the session
+    stopped early, or every vLLM test was deselected) is waited for and stopped."""
+    global _starting
+    proc, _starting = _starting, None
+    if proc is None:
+        return
+    try:
+        proc.communicate(timeout=1500)
+    finally:
+        stop_session_server(session_port())
 
 
 def stop_session_server(port: int) -> None:
@@ -153,9 +209,11 @@ def vllm_server() -> Iterator[VllmEndpoint]:
             pytest.fail(f"{VLLM_URL_ENV}={reuse}: {exc}", pytrace=False)
         yield endpoint
         return
-    port = int(os.environ.get(VLLM_PORT_ENV, DEFAULT_TEST_PORT))
+    port = session_port()
     base_url = f"http://127.0.0.1:{port}/v1"
-    if any(m.get("id") == DEFAULT_SERVED_NAME for m in served_models(base_url)):
+    if _starting is None and any(
+        m.get("id") == DEFAULT_SERVED_NAME for m in served_models(base_url)
+    ):
         yield endpoint_from_spec(f"openai:{base_url}#{DEFAULT_SERVED_NAME}", owned=False)
         return
     try:

@@ -202,7 +202,7 @@ def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, gguf: Path)
     would take two minutes and 8 GB; the run's fingerprint, ``openai:gemma3-270m``, is the
     same, so ``--resume`` accepts it)."""
     try:
-        _, docs = s.ingest(8)  # 4 pages of 2: the stop lands after the first
+        _, docs = s.ingest(12)
         env = {
             **os.environ,
             **SLOW_SERVER_ENV,
