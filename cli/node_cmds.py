@@ -33,7 +33,13 @@ def node() -> None:
 
 @node.command("up")
 @click.option("--engine", type=ENGINES, default="opensearch", show_default=True)
-@click.option("--version", "version", default=None, help="Engine version (default per engine).")
+@click.option(
+    "--version",
+    "version",
+    default=None,
+    help="Engine version (default per engine: opensearch 2.19.6, elasticsearch 9.2.4; also "
+    "tested: opensearch 3.3.0, elasticsearch 8.19.0).",
+)
 @click.option(
     "--nodes",
     "size",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sira_seek.backend import ClusterInfo
-from sira_seek.config import ClusterSettings
+from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.esplugin.engines.elasticsearch_backend import (
     SUPPORTED_SERVER_MAJORS,
     ElasticsearchBackend,
@@ -21,7 +21,7 @@ from sira_seek.esplugin.engines.elasticsearch_backend import (
 )
 from sira_seek.esplugin.engines.errors import WrongClientError
 from sira_seek.esplugin.local.distributions import distribution_spec
-from sira_seek.esplugin.local.node import find_java
+from sira_seek.esplugin.local.node import LocalNode, find_java
 
 
 @pytest.mark.parametrize("major", [8, 9])
@@ -153,3 +153,27 @@ def test_find_java_picks_a_jdk_in_each_versions_range(
     monkeypatch.setenv("JAVA_HOME", str(jdk17))
     found = find_java(distribution_spec(engine, version))
     assert found == {"jdk17": jdk17, "jdk25": jdk25}[wanted]
+
+
+def test_each_version_has_its_own_node_folder(tmp_path: Path) -> None:
+    """`node up`/`node down --engine E --version V` address one node: its folder (state file,
+    data, logs) is per engine and version, so versions run side by side."""
+    settings = NodeSettings(home=tmp_path)
+    dirs = {
+        (engine, version): LocalNode(settings, engine, version).node_dir
+        for engine, version in [
+            ("elasticsearch", "8.19.0"),
+            ("elasticsearch", "9.2.4"),
+            ("opensearch", "2.19.6"),
+            ("opensearch", "3.3.0"),
+        ]
+    }
+    assert {d.name for d in dirs.values()} == {
+        "elasticsearch-8.19.0",
+        "elasticsearch-9.2.4",
+        "opensearch-2.19.6",
+        "opensearch-3.3.0",
+    }
+    assert LocalNode(settings, "elasticsearch").node_dir == dirs[("elasticsearch", "9.2.4")]
+    by_settings = NodeSettings(home=tmp_path, engine="opensearch", version="3.3.0")
+    assert LocalNode(by_settings).node_dir == dirs[("opensearch", "3.3.0")]
