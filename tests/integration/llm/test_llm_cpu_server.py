@@ -169,7 +169,8 @@ def test_cache_answers_repeats_without_the_server(
 #: structured-output test once found) fails 30 samples in 86% of runs (100: 99.8%); one that
 #: spoils 1 in 4 fails them in all but 2 runs in 10,000.
 #: 12 sampled answers (temperature 0.8, distinct seeds): the grammar, not luck, must close each.
-#: (30 took 67 s of the suite's budget and never found what 12 did not.)
+#: A fault spoiling 1 answer in 8 fails this in 80% of runs (1 in 16: 54%); 30 answers took
+#: 40 s more of the suite's budget (docs/testing.md, "Samples sized to the property").
 SAMPLES = 12
 
 
