@@ -27,7 +27,11 @@ ONE_ENGINE = pytest.mark.parametrize("engine", [ENGINE], indirect=True)
 # the pinned BM25/SIRA figures (tests/integration/test_version_matrix_figures.py); those run on
 # each of these too, each on a small node of its own started on first use (``matrix_node_url``
 # in tests/conftest.py). Everything else runs on the default versions only.
-MATRIX_VERSIONS: list[tuple[str, str]] = [("elasticsearch", "8.19.0"), ("opensearch", "3.3.0")]
+MATRIX_VERSIONS: list[tuple[str, str]] = [
+    ("elasticsearch", "7.17.29"),
+    ("elasticsearch", "8.19.0"),
+    ("opensearch", "3.3.0"),
+]
 MATRIX_IDS = [f"{engine}@{version}" for engine, version in MATRIX_VERSIONS]
 """Test ids and contract ``target`` params: ``engine@version``."""
 

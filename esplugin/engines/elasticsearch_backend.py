@@ -1,10 +1,10 @@
-"""Elasticsearch through elasticsearch-py 9, for Elasticsearch 8.x and 9.x servers alike.
+"""Elasticsearch through elasticsearch-py 9, for Elasticsearch 7.17, 8.x and 9.x servers alike.
 
 One client speaks to every supported server major through Elasticsearch's REST API
 compatibility: each request names the server's own major in its media type
 (``application/vnd.elasticsearch+json; compatible-with=N``), chosen at connect time from the
 detected version. Left alone, elasticsearch-py 9 marks every request ``compatible-with=9``,
-which an 8.x server refuses (it accepts 7 and 8); a server major outside
+which an 8.x server refuses (it accepts 7 and 8; 7.17 takes any); a server major outside
 ``SUPPORTED_SERVER_MAJORS`` is refused at connect time with a clear error.
 """
 
@@ -23,7 +23,7 @@ from .base import RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError, WrongClientError
 
-SUPPORTED_SERVER_MAJORS = (8, 9)
+SUPPORTED_SERVER_MAJORS = (7, 8, 9)
 """Elasticsearch majors this backend is tested against (docs/tutorials/cluster.md, Engine
 versions; tests/engine_matrix.py)."""
 
@@ -35,13 +35,14 @@ def _client_major() -> int:
 def compat_headers(server_major: int) -> tuple[dict[str, str], dict[str, str]]:
     """The Accept/Content-Type headers of JSON and of NDJSON (bulk, msearch) requests to a
     server of this major: the REST compatibility media type naming the server's own major,
-    which every Elasticsearch server accepts (8.x takes compatible-with 7 and 8, 9.x 8 and 9).
+    which every Elasticsearch server accepts (7.x takes 7; 8.x takes 7 and 8; 9.x 8 and 9).
 
     Raises WrongClientError for a major outside SUPPORTED_SERVER_MAJORS."""
     if server_major not in SUPPORTED_SERVER_MAJORS:
+        *first, last = (f"{m}.x" for m in SUPPORTED_SERVER_MAJORS)
         raise WrongClientError(
             f"Elasticsearch {server_major}.x is not supported: sira-seek talks to Elasticsearch "
-            f"{' and '.join(f'{m}.x' for m in SUPPORTED_SERVER_MAJORS)} (one elasticsearch-py "
+            f"{', '.join(first)} and {last} (one elasticsearch-py "
             f"{_client_major()} client, REST API compatibility headers). Upgrade the cluster, or "
             "use OpenSearch."
         )

@@ -27,10 +27,10 @@ def test_both_engines_are_registered_plugins() -> None:
 
 
 def test_an_unsupported_server_major_names_the_supported_ones() -> None:
-    """One elasticsearch-py speaks to 8.x and 9.x servers (compatibility headers); a major
+    """One elasticsearch-py speaks to 7.x, 8.x and 9.x servers (compatibility headers); a major
     outside that range is refused at connect time, naming what is supported."""
     info = ClusterInfo(engine="elasticsearch", version="6.8.23", url="http://x:9200")
-    with pytest.raises(WrongClientError, match=r"Elasticsearch 6\.x is not supported.*8\.x and 9"):
+    with pytest.raises(WrongClientError, match=r"6\.x is not supported.*7\.x, 8\.x and 9"):
         ElasticsearchBackend.connect(ClusterSettings(url=info.url), info)
 
 

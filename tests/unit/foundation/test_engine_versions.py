@@ -24,7 +24,7 @@ from sira_seek.esplugin.local.distributions import distribution_spec
 from sira_seek.esplugin.local.node import LocalNode, find_java
 
 
-@pytest.mark.parametrize("major", [8, 9])
+@pytest.mark.parametrize("major", [7, 8, 9])
 def test_the_media_type_names_the_servers_own_major(major: int) -> None:
     json_headers, ndjson_headers = compat_headers(major)
     compat = f"application/vnd.elasticsearch+json; compatible-with={major}"
@@ -35,7 +35,7 @@ def test_the_media_type_names_the_servers_own_major(major: int) -> None:
     }
 
 
-@pytest.mark.parametrize("major", [5, 6, 7, 10])
+@pytest.mark.parametrize("major", [5, 6, 10])
 def test_a_major_outside_the_matrix_is_refused_by_name(major: int) -> None:
     assert major not in SUPPORTED_SERVER_MAJORS
     with pytest.raises(WrongClientError, match=rf"Elasticsearch {major}\.x is not supported"):
@@ -86,7 +86,7 @@ def recorder() -> Iterator[tuple[str, list[tuple[str, str, str, str]]]]:
     server.server_close()
 
 
-@pytest.mark.parametrize("version", ["8.19.0", "9.2.4"])
+@pytest.mark.parametrize("version", ["7.17.29", "8.19.0", "9.2.4"])
 def test_every_request_carries_the_servers_major_on_the_wire(
     recorder: tuple[str, list[tuple[str, str, str, str]]], version: str
 ) -> None:
@@ -113,6 +113,8 @@ def test_elasticsearch_8_19_spec() -> None:
     assert spec.artifact == "org.elasticsearch.distribution.integ-test-zip:elasticsearch:8.19.0:zip"
     assert (spec.major, spec.java_min, spec.java_max) == (8, 17, 24)
     assert spec.modules == []  # no analysis-common: basic analysis, as on 9.x
+    seven = distribution_spec("elasticsearch", "7.17.29")
+    assert (seven.java_min, seven.java_max) == (17, 24)  # 7.17 runs on Java 17 here
     nine = distribution_spec("elasticsearch", "9.2.4")
     assert (nine.java_min, nine.java_max) == (21, None)
 
