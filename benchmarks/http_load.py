@@ -6,7 +6,9 @@ Both sides run the 100 wikimh/HotpotQA questions with the shared strong-LLM expa
 this script starts on a free loopback port (httpx async clients); the direct side calls the
 library (``SiraSeek.search``, what the endpoint calls) from as many threads as there are
 clients. Every API answer is checked against the direct hits, so the table compares the same
-work. Bounded: ``--requests`` per level (default 200), loopback only.
+work. Each level runs ``--rounds`` API/direct pairs (default 3), alternating which side goes
+first, and reports each side's medians. Bounded: ``--requests`` per level and round (default
+200), loopback only.
 
     python benchmarks/http_load.py --url http://127.0.0.1:9410 --engine opensearch
 
@@ -20,6 +22,7 @@ import asyncio
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -78,6 +81,11 @@ def summarise(latencies_ms: list[float], wall_s: float) -> dict[str, float]:
     }
 
 
+def median_row(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the rounds (``statistics.median``)."""
+    return {key: round(statistics.median(r[key] for r in rows), 1) for key in rows[0]}
+
+
 async def load_http(
     base: str, bodies: list[dict[str, Any]], clients: int, expected: list[list[str]]
 ) -> dict[str, float]:
@@ -126,6 +134,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="per concurrency level")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--workers", type=int, default=1, help="serve --workers")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="API/direct pairs per level, order alternating"
+    )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
     backend = wikimh_backend(args)
@@ -157,8 +168,17 @@ def main() -> None:
     try:
         asyncio.run(load_http(base, bodies[:20], 4, expected[:20]))  # warm-up
         for clients in LEVELS:
-            api = asyncio.run(load_http(base, bodies, clients, expected))
-            lib = load_direct(direct, len(bodies), clients)
+            # Rounds alternate which side goes first (the node's caches and JIT favour the
+            # second); each side's figures are the medians over the rounds.
+            apis, libs = [], []
+            for r in range(args.rounds):
+                if r % 2 == 0:
+                    apis.append(asyncio.run(load_http(base, bodies, clients, expected)))
+                    libs.append(load_direct(direct, len(bodies), clients))
+                else:
+                    libs.append(load_direct(direct, len(bodies), clients))
+                    apis.append(asyncio.run(load_http(base, bodies, clients, expected)))
+            api, lib = median_row(apis), median_row(libs)
             rows.append({"clients": clients, "api": api, "direct": lib})
             print(f"clients={clients}: api {api} direct {lib}", file=sys.stderr)
     finally:
@@ -167,8 +187,8 @@ def main() -> None:
     info = backend.info
     print(
         f"\n{info.engine} {info.version}, index {args.index}, {len(bodies)} requests per "
-        f"level (SIRA, strong-LLM expansions, k={args.k}), loopback, serve --workers "
-        f"{args.workers}\n"
+        f"level, median of {args.rounds} rounds (SIRA, strong-LLM expansions, k={args.k}), "
+        f"loopback, serve --workers {args.workers}\n"
     )
     print("| clients | API req/s | API p50 / p95 ms | direct req/s | direct p50 / p95 ms |")
     print("|---|---|---|---|---|")
