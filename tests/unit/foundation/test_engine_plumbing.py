@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from jdk_kit import fake_jdk
 
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
@@ -34,17 +35,9 @@ def test_an_unsupported_server_major_names_the_supported_ones() -> None:
         ElasticsearchBackend.connect(ClusterSettings(url=info.url), info)
 
 
-def _fake_jdk(root: Path, name: str, version: str) -> Path:
-    home = root / name
-    (home / "bin").mkdir(parents=True)
-    (home / "bin" / "java").write_text("")
-    (home / "release").write_text(f'JAVA_VERSION="{version}"\n')
-    return home
-
-
 def test_find_java_respects_engine_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    old = _fake_jdk(tmp_path, "jdk8", "1.8.0_292")
-    new = _fake_jdk(tmp_path, "jdk25", "25.0.1")
+    old = fake_jdk(tmp_path, "jdk8", "1.8.0_292")
+    new = fake_jdk(tmp_path, "jdk25", "25.0.1")
     monkeypatch.setenv("SIRA_SEEK_JAVA_HOME", str(old))
     monkeypatch.setenv("JAVA_HOME", str(new))
     monkeypatch.delenv("ES_JAVA_HOME", raising=False)

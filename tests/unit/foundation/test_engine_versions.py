@@ -1,22 +1,19 @@
 """The pure parts of the version matrix: which REST compatibility media type goes to which
-Elasticsearch major (checked on the wire too, against a stand-in server), and the
-distribution specs (archive, module class, Java range) of the matrix versions."""
+Elasticsearch major, and the distribution specs (archive, module class, Java range) of the
+matrix versions. That every request, bulk and msearch included, really carries it is shown on
+real nodes: the contract suite runs on Elasticsearch 8.19.0, which refuses compatible-with=9
+(tests/integration/contract), with no stand-in imitating an engine's answers."""
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from jdk_kit import fake_jdk
 
-from sira_seek.backend import ClusterInfo
-from sira_seek.config import ClusterSettings, NodeSettings
+from sira_seek.config import NodeSettings
 from sira_seek.esplugin.engines.elasticsearch_backend import (
     SUPPORTED_SERVER_MAJORS,
-    ElasticsearchBackend,
     compat_headers,
 )
 from sira_seek.esplugin.engines.errors import WrongClientError
@@ -42,72 +39,6 @@ def test_a_major_outside_the_matrix_is_refused_by_name(major: int) -> None:
         compat_headers(major)
 
 
-class _Recorder(BaseHTTPRequestHandler):
-    """Answers every request as an Elasticsearch server would (product header, JSON), and
-    records the method, path and media-type headers it was sent."""
-
-    seen: list[tuple[str, str, str, str]] = []
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        path = self.path.split("?")[0]
-        self.seen.append(
-            (self.command, path, self.headers["Accept"], self.headers["Content-Type"] or "")
-        )
-        body: dict[str, object] = {"acknowledged": True}
-        if path == "/_bulk":
-            body = {"took": 1, "errors": False, "items": []}
-        elif path == "/_msearch":
-            body = {"took": 1, "responses": []}
-        payload = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("X-Elastic-Product", "Elasticsearch")
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_PUT = _answer
-
-    def log_message(self, format: str, *args: object) -> None:
-        return None
-
-
-@pytest.fixture
-def recorder() -> Iterator[tuple[str, list[tuple[str, str, str, str]]]]:
-    _Recorder.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", _Recorder.seen
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.mark.parametrize("version", ["7.17.29", "8.19.0", "9.2.4"])
-def test_every_request_carries_the_servers_major_on_the_wire(
-    recorder: tuple[str, list[tuple[str, str, str, str]]], version: str
-) -> None:
-    """elasticsearch-py 9 rewrites application/json to compatible-with=9 on its own; the
-    backend's JSON, bulk and msearch requests must reach an 8.x server as compatible-with=8."""
-    url, seen = recorder
-    major = version.split(".")[0]
-    info = ClusterInfo(engine="elasticsearch", version=version, url=url)
-    backend = ElasticsearchBackend.connect(ClusterSettings(url=url), info)
-    backend.request("POST", "/idx/_search", body={"query": {"match_all": {}}})
-    backend._bulk([{"index": {"_index": "idx", "_id": "1"}}, {"contents": "x"}])
-    backend._msearch([{"index": "idx"}, {"query": {"match_all": {}}}], None)
-    json_type = f"application/vnd.elasticsearch+json; compatible-with={major}"
-    ndjson_type = f"application/vnd.elasticsearch+x-ndjson; compatible-with={major}"
-    assert seen == [
-        ("POST", "/idx/_search", json_type, json_type),
-        ("PUT", "/_bulk", json_type, ndjson_type),
-        ("POST", "/_msearch", json_type, ndjson_type),
-    ]
-
-
 def test_elasticsearch_8_19_spec() -> None:
     spec = distribution_spec("elasticsearch", "8.19.0")
     assert spec.artifact == "org.elasticsearch.distribution.integ-test-zip:elasticsearch:8.19.0:zip"
@@ -131,14 +62,6 @@ def test_opensearch_3_3_spec() -> None:
     assert two.classname == "org.opensearch.analysis.common.CommonAnalysisPlugin"
 
 
-def _fake_jdk(root: Path, name: str, version: str) -> Path:
-    home = root / name
-    (home / "bin").mkdir(parents=True)
-    (home / "bin" / "java").write_text("")
-    (home / "release").write_text(f'JAVA_VERSION="{version}"\n')
-    return home
-
-
 @pytest.mark.parametrize(
     ("engine", "version", "wanted"),
     [("elasticsearch", "8.19.0", "jdk17"), ("opensearch", "3.3.0", "jdk25")],
@@ -148,7 +71,7 @@ def test_find_java_picks_a_jdk_in_each_versions_range(
 ) -> None:
     """With Java 25 named first and 17 second, Elasticsearch 8.19 (17..24) takes 17 and
     OpenSearch 3.3 (21+) takes 25."""
-    jdk25, jdk17 = _fake_jdk(tmp_path, "jdk25", "25.0.1"), _fake_jdk(tmp_path, "jdk17", "17.0.9")
+    jdk25, jdk17 = fake_jdk(tmp_path, "jdk25", "25.0.1"), fake_jdk(tmp_path, "jdk17", "17.0.9")
     for env in ("ES_JAVA_HOME", "OPENSEARCH_JAVA_HOME"):
         monkeypatch.delenv(env, raising=False)
     monkeypatch.setenv("SIRA_SEEK_JAVA_HOME", str(jdk25))
