@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -131,41 +131,55 @@ def node_urls() -> Iterator[dict[str, str]]:
                     handle.down()
 
 
-@pytest.fixture(scope="session")
-def matrix_node_url() -> Iterator[Callable[[str, str], str]]:
-    """``matrix_node_url(engine, version)``: the URL of a node of that version of the matrix
-    (tests/engine_matrix.py), started on first use and reused for the session; small (heap
-    384m), in its own folder and ports beside the default nodes. SIRA_SEEK_TEST_<ENGINE>_<VERSION
-    with _ for .>_URL names a running one instead. A node that cannot start fails the test
-    (never a skip); the nodes started here stop at the end of the session."""
-    urls: dict[tuple[str, str], str] = {}
-    failed: dict[tuple[str, str], str] = {}  # a node that failed to start is not tried again
-    started: list[LocalNode] = []
+class MatrixNodes:
+    """``nodes.url(engine, version)``: the URL of a node of that version of the matrix
+    (tests/engine_matrix.py), started on first use; small (heap 384m), in its own folder and
+    ports beside the default nodes. SIRA_SEEK_TEST_<ENGINE>_<VERSION with _ for .>_URL names a
+    running one instead. A node that cannot start fails the test (never a skip).
+    ``stop_all()`` stops the nodes started here (the last matrix test module calls it, so that
+    they do not hold memory while vLLM loads a model later in the session); a later ``url``
+    starts the node again."""
 
-    def url(engine: str, version: str) -> str:
+    def __init__(self) -> None:
+        self.urls: dict[tuple[str, str], str] = {}
+        self.failed: dict[tuple[str, str], str] = {}  # not tried again after a failed start
+        self.started: list[LocalNode] = []
+
+    def url(self, engine: str, version: str) -> str:
         key = (engine, version)
-        if key in failed:
-            pytest.fail(failed[key], pytrace=False)
-        if key not in urls:
+        if key in self.failed:
+            pytest.fail(self.failed[key], pytrace=False)
+        if key not in self.urls:
             env = f"SIRA_SEEK_TEST_{engine.upper()}_{version.replace('.', '_')}_URL"
             if os.environ.get(env):
-                urls[key] = os.environ[env]
-                return urls[key]
+                self.urls[key] = os.environ[env]
+                return self.urls[key]
             local = LocalNode(NodeSettings(engine=engine, version=version, heap="384m"))
             started_here = local.running() is None
             try:
-                urls[key] = local.up().url
+                self.urls[key] = local.up().url
             except Exception as exc:  # the suite must fail loudly, never skip
-                failed[key] = f"could not start a real {engine} {version} node: {exc}"
-                pytest.fail(failed[key], pytrace=False)
+                self.failed[key] = f"could not start a real {engine} {version} node: {exc}"
+                pytest.fail(self.failed[key], pytrace=False)
             if started_here:
-                started.append(local)
-        return urls[key]
+                self.started.append(local)
+        return self.urls[key]
 
-    yield url
-    if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") != "1":
-        for local in started:
+    def stop_all(self) -> None:
+        if os.environ.get("SIRA_SEEK_TEST_KEEP_NODES") == "1":
+            return
+        for local in self.started:
             local.down()
+        self.started.clear()
+        self.urls.clear()
+
+
+@pytest.fixture(scope="session")
+def matrix_nodes() -> Iterator[MatrixNodes]:
+    """The session's matrix nodes (``MatrixNodes``); stopped at the end of the session."""
+    nodes = MatrixNodes()
+    yield nodes
+    nodes.stop_all()
 
 
 @pytest.fixture(scope="session")

@@ -24,9 +24,10 @@ ONE_ENGINE = pytest.mark.parametrize("engine", [ENGINE], indirect=True)
 # The version matrix: the engine majors other than the session's default nodes
 # (DEFAULT_VERSIONS in esplugin/local/distributions.py: Elasticsearch 9.x, OpenSearch 2.x).
 # What depends on the engine VERSION is the backend contract (tests/integration/contract) and
-# the pinned BM25/SIRA figures (tests/integration/test_version_matrix_figures.py); those run on
-# each of these too, each on a small node of its own started on first use (``matrix_node_url``
-# in tests/conftest.py). Everything else runs on the default versions only.
+# the pinned BM25/SIRA figures (test_version_matrix_figures.py, in the same folder, stopping the
+# matrix nodes when it ends); those run on each of these too, each on a small node of its own
+# started on first use (``matrix_nodes`` in tests/conftest.py). Everything else runs on the
+# default versions only.
 MATRIX_VERSIONS: list[tuple[str, str]] = [
     ("elasticsearch", "7.17.29"),
     ("elasticsearch", "8.19.0"),

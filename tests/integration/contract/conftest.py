@@ -7,7 +7,8 @@ tests/conftest.py), else ``SIRA_SEEK_TEST_<ENGINE>_URL``. A registered engine wi
 FAILURE, never a skip: an engine that cannot be tested is not supported.
 
 The other versions of the matrix (tests/engine_matrix.py: Elasticsearch 8.x, OpenSearch 3.x)
-are targets too, ``engine@version``, each on a small node of its own (``matrix_node_url``).
+are targets too, ``engine@version``, each on a small node of its own (``matrix_nodes``,
+tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def target(request: pytest.FixtureRequest) -> ContractTarget:
         )
     if engine in MATRIX_IDS:
         engine, version = split_matrix_id(engine)
-        url = request.getfixturevalue("matrix_node_url")(engine, version)
+        url = request.getfixturevalue("matrix_nodes").url(engine, version)
         backend = connect(ClusterSettings(url=url))
         assert (backend.info.engine, backend.info.version) == (engine, version), url
         return ContractTarget(engine=engine, url=url, backend=backend, hooks=ENGINE_HOOKS[engine])

@@ -72,7 +72,7 @@ def run_batch(requests: Path, output: Path, log: Path) -> float:
             command,
             stdout=handle,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "2"},
+            env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"},
             timeout=1800,
             check=False,
         )

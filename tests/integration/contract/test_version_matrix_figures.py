@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from engine_matrix import MATRIX_IDS, split_matrix_id
@@ -22,9 +23,12 @@ from sira_seek.ingest import ingest_corpus
 from sira_seek.sira import PrecomputedExpander, evaluate_sira
 from sira_seek.sira.evaluation import evaluate_bm25
 
+if TYPE_CHECKING:
+    from conftest import MatrixNodes
+
 pytestmark = pytest.mark.integration
 
-REGRESSION = Path(__file__).parents[1] / "regression"
+REGRESSION = Path(__file__).parents[2] / "regression"
 PINNED = json.loads((REGRESSION / "version_matrix_wikimh.json").read_text())
 DEFAULT_PINNED = json.loads((REGRESSION / "sira_wikimh_hotpotqa.json").read_text())
 
@@ -33,12 +37,21 @@ def test_every_matrix_version_has_pinned_figures() -> None:
     assert sorted(PINNED["versions"]) == sorted(MATRIX_IDS)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def stop_the_matrix_nodes_after(matrix_nodes: MatrixNodes) -> Iterator[None]:
+    """This module runs after the contract suite in the same folder, the last users of the
+    matrix nodes: stop them here rather than at session end, so that their memory is free
+    when vLLM's run_batch loads a model (an OOM kill of it, 2 cores and 24 GB, was seen)."""
+    yield
+    matrix_nodes.stop_all()
+
+
 @pytest.mark.parametrize("matrix_id", MATRIX_IDS)
 def test_bm25_and_sira_figures_match_pinned(
-    matrix_node_url: Callable[[str, str], str], wikimh_dir: Path, matrix_id: str
+    matrix_nodes: MatrixNodes, wikimh_dir: Path, matrix_id: str
 ) -> None:
     engine, version = split_matrix_id(matrix_id)
-    backend = connect(ClusterSettings(url=matrix_node_url(engine, version)))
+    backend = connect(ClusterSettings(url=matrix_nodes.url(engine, version)))
     assert (backend.info.engine, backend.info.version) == (engine, version)
     index = f"test-wikimh-{uuid.uuid4().hex[:8]}"
     try:
