@@ -8,6 +8,7 @@ what to do with each page.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -15,6 +16,11 @@ from sira_seek.backend import ScanContextLostError, SearchBackend, SearchHit
 
 from .checkpoint import Checkpoint
 from .run_report import RunCounts
+
+#: Restarts in a row that read no page before losing the context again; one more is an error.
+MAX_STALLED_RESTARTS = 3
+#: Seconds waited before the n-th such restart, times n (the cluster recovering shard copies).
+STALLED_WAIT_S = 2.0
 
 
 def processed_by_run_query(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -53,8 +59,13 @@ def scan_pages(
     scan again leaving out what this run already wrote, as a resume does.
 
     Only a run that writes is ``restartable``: a dry run marks nothing as done, so a second
-    scan could not leave out what the first one read. Each restart is counted in ``counts``.
+    scan could not leave out what the first one read. A scan that loses its context again
+    before its first page (in a rolling restart the next member goes down right after the
+    previous one is back) waits a little longer each time and gives up after
+    ``MAX_STALLED_RESTARTS`` such restarts in a row, so a cluster that stays broken still
+    stops the run. Each restart is counted in ``counts``.
     """
+    stalled = 0
     while True:
         query = processed_by_run_query(checkpoint) if exclude_done else None
         progressed = False
@@ -66,8 +77,11 @@ def scan_pages(
                 progressed = True
             return
         except ScanContextLostError:
-            if not restartable or not progressed:
+            stalled = 0 if progressed else stalled + 1
+            if not restartable or stalled > MAX_STALLED_RESTARTS:
                 raise
         counts.add("scan_restarts")
+        if stalled:
+            time.sleep(STALLED_WAIT_S * stalled)
         backend.refresh(index)
         exclude_done = True

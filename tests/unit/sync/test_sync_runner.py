@@ -11,6 +11,7 @@ from in_memory_backend import InMemoryBackend
 from sync_doubles import layout_properties
 
 from sira_seek.backend import ScanContextLostError
+from sira_seek.sync import resumable_scan
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.phrase_sources import JsonlPhraseSource
 from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
@@ -243,15 +244,42 @@ def test_expired_point_in_time_rescans_without_redoing(
     assert all(d.version == 2 for d in index.docs.values())
 
 
-def test_a_lost_context_before_any_page_is_not_retried(
-    settings: SyncSettings, tmp_path: Path
+class LosesContextBeforeFirstPage(InMemoryBackend):
+    """Scripted double: its first ``losses`` scans lose their context before any page (a rolling
+    restart taking the next member down right after the previous one is back)."""
+
+    losses = 10**6
+
+    def scan(self, index, **kw):  # type: ignore[override]
+        self.scans = getattr(self, "scans", 0) + 1
+        if self.scans <= self.losses:
+            self.lose_scan_context_after = 0
+        return super().scan(index, **kw)
+
+
+def test_a_context_lost_before_any_page_every_time_stops_the_run_after_bounded_restarts(
+    settings: SyncSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No page read means no progress: restarting could loop forever, so the error surfaces."""
-    index = InMemoryBackend(DOCS, properties=layout_properties())
-    index.lose_scan_context_after = 0
+    """No page read means no progress: restarting forever could loop, so after
+    MAX_STALLED_RESTARTS restarts in a row without a page the error surfaces."""
+    monkeypatch.setattr(resumable_scan, "STALLED_WAIT_S", 0.0)
+    index = LosesContextBeforeFirstPage(DOCS, properties=layout_properties())
     with pytest.raises(ScanContextLostError):
         _run(index, _source(tmp_path), settings)
+    assert index.scans == resumable_scan.MAX_STALLED_RESTARTS + 1
     assert index.bulk_calls == 0
+
+
+def test_a_context_lost_twice_before_any_page_then_the_scan_goes_on(
+    settings: SyncSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(resumable_scan, "STALLED_WAIT_S", 0.0)
+    index = LosesContextBeforeFirstPage(DOCS, properties=layout_properties())
+    index.losses = 2
+    report = _run(index, _source(tmp_path), settings)
+    assert index.scans == 3
+    assert report.counts.scan_restarts == 2
+    assert report.counts.enriched == len(DOCS)
 
 
 def test_other_scan_errors_propagate(settings: SyncSettings, tmp_path: Path) -> None:
