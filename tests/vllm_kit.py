@@ -126,6 +126,13 @@ def _up_command(port: int) -> list[str]:
     ]  # fmt: skip
 
 
+def _spawn_up(port: int) -> subprocess.Popen[str]:
+    logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
+    return subprocess.Popen(
+        _up_command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
 #: The session's `sira-seek llm up`, begun in the background as soon as collection shows that a
 #: test will need the server (``begin_session_server``); the fixture waits for it.
 _starting: subprocess.Popen[str] | None = None
@@ -148,10 +155,7 @@ def begin_session_server(items: list[pytest.Item]) -> None:
     port = session_port()
     if served_models(f"http://127.0.0.1:{port}/v1", timeout_s=2.0):
         return
-    logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
-    _starting = subprocess.Popen(
-        _up_command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    _starting = _spawn_up(port)
 
 
 def start_session_server(port: int) -> dict[str, Any]:
@@ -162,10 +166,7 @@ def start_session_server(port: int) -> dict[str, Any]:
     global _starting
     proc, _starting = _starting, None
     if proc is None:
-        logger.warning("starting vLLM for the test session on port %d (sira-seek llm up)", port)
-        proc = subprocess.Popen(
-            _up_command(port), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        proc = _spawn_up(port)
     try:
         out, err = proc.communicate(timeout=1500)
     except subprocess.TimeoutExpired:
