@@ -14,6 +14,7 @@ from sira_seek.esplugin.local.deployments import (
     running_deployments,
     running_local_nodes,
 )
+from sira_seek.esplugin.local.distributions import DEFAULT_VERSIONS, TESTED_VERSIONS
 from sira_seek.esplugin.local.node import LocalNode
 
 from .options import friendly_errors, no_progress_option, show_progress
@@ -37,8 +38,11 @@ def node() -> None:
     "--version",
     "version",
     default=None,
-    help="Engine version (default per engine: opensearch 2.19.6, elasticsearch 9.2.4; also "
-    "tested: opensearch 3.3.0, elasticsearch 8.19.0).",
+    help="Engine version (default per engine: "
+    + ", ".join(f"{e} {v}" for e, v in DEFAULT_VERSIONS.items())
+    + "; tested: "
+    + "; ".join(f"{e} {', '.join(vs)}" for e, vs in TESTED_VERSIONS.items())
+    + ").",
 )
 @click.option(
     "--nodes",

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import pytest
 
+from sira_seek.esplugin.local.distributions import DEFAULT_VERSIONS, TESTED_VERSIONS
+
 ENGINE = "opensearch"
 ONE_ENGINE = pytest.mark.parametrize("engine", [ENGINE], indirect=True)
 
@@ -28,11 +30,14 @@ ONE_ENGINE = pytest.mark.parametrize("engine", [ENGINE], indirect=True)
 # matrix nodes when it ends); those run on each of these too, each on a small node of its own
 # started on first use (``matrix_nodes`` in tests/conftest.py). Everything else runs on the
 # default versions only.
-MATRIX_VERSIONS: list[tuple[str, str]] = [
-    ("elasticsearch", "7.17.29"),
-    ("elasticsearch", "8.19.0"),
-    ("opensearch", "3.3.0"),
-]
+# Derived from the one list `node up --help` shows (TESTED_VERSIONS), so a version added there is
+# tested here.
+MATRIX_VERSIONS: list[tuple[str, str]] = sorted(
+    (engine, version)
+    for engine, versions in TESTED_VERSIONS.items()
+    for version in versions
+    if version != DEFAULT_VERSIONS[engine]
+)
 MATRIX_IDS = [f"{engine}@{version}" for engine, version in MATRIX_VERSIONS]
 """Test ids and contract ``target`` params: ``engine@version``."""
 

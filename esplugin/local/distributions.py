@@ -13,6 +13,12 @@ from pydantic import BaseModel, Field
 from sira_seek.input_errors import InputError
 
 DEFAULT_VERSIONS = {"opensearch": "2.19.6", "elasticsearch": "9.2.4"}
+#: Every version `make test` runs (the defaults with the whole suite; the others with the
+#: backend contract suite and the pinned figures, tests/engine_matrix.py), newest first.
+TESTED_VERSIONS: dict[str, tuple[str, ...]] = {
+    "opensearch": ("3.3.0", "2.19.6"),
+    "elasticsearch": ("9.2.4", "8.19.0", "7.17.29"),
+}
 
 
 class ModuleJar(BaseModel):
