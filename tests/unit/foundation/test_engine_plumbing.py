@@ -1,9 +1,5 @@
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -60,61 +56,9 @@ def test_unknown_engine_is_rejected() -> None:
         distribution_spec("solr")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    routes: dict[str, tuple[int, dict[str, str], dict]] = {}
-
-    def do_GET(self) -> None:  # noqa: N802
-        status, headers, body = self.routes.get(self.path.split("?")[0], (404, {}, {}))
-        self.send_response(status)
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(json.dumps(body).encode())
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def http_stub() -> Iterator[tuple[str, dict]]:
-    """A local HTTP stub to exercise response parsing (not a cluster)."""
-    routes: dict = {}
-    handler = type("H", (_Handler,), {"routes": routes})
-    server = HTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", routes
-    server.shutdown()
-
-
-def test_detect_opensearch_from_root(http_stub: tuple[str, dict]) -> None:
-    url, routes = http_stub
-    routes["/"] = (
-        200,
-        {},
-        {"cluster_name": "c", "version": {"distribution": "opensearch", "number": "2.19.6"}},
-    )
-    info = detect_cluster(ClusterSettings(url=url))
-    assert (info.engine, info.version, info.major) == ("opensearch", "2.19.6", 2)
-
-
-def test_detect_minimal_elasticsearch_via_node_info(http_stub: tuple[str, dict]) -> None:
-    url, routes = http_stub
-    product = {"X-elastic-product": "Elasticsearch"}
-    routes["/"] = (405, product, {"error": "Incorrect HTTP method"})
-    routes["/_nodes/_local"] = (200, product, {"nodes": {"n1": {"version": "9.2.4"}}})
-    info = detect_cluster(ClusterSettings(url=url))
-    assert (info.engine, info.version) == ("elasticsearch", "9.2.4")
-
-
-def test_bad_credentials_message_has_no_secret(http_stub: tuple[str, dict]) -> None:
-    url, routes = http_stub
-    routes["/"] = (401, {}, {"error": "unauthorized"})
-    settings = ClusterSettings(url=url, username="elastic", password="s3cr3t-value")
-    with pytest.raises(SiraSeekEngineError) as err:
-        detect_cluster(settings)
-    assert "refused the credentials" in str(err.value)
-    assert "s3cr3t-value" not in str(err.value) and "s3cr3t-value" not in repr(settings)
+# Detection itself (OpenSearch from ``GET /``, the minimal Elasticsearch archive through the node
+# info API, refused credentials named without the secret) runs against the real nodes: every
+# session connect, tests/integration/test_secured_*.py. No stand-in server imitates an engine.
 
 
 def test_unreachable_url_is_explained() -> None:
