@@ -93,24 +93,45 @@ class LlamaCppClient:
         """``TextScorer``: one forward pass over ``text``, log-softmax at every position."""
         return await asyncio.to_thread(self._token_logprobs_blocking, text)
 
+    async def token_pieces(self, text: str) -> list[str]:
+        """``TextTokenizer``: the tokens ``token_logprobs(text)`` returns, without scoring."""
+        return await asyncio.to_thread(self._token_pieces_blocking, text)
+
+    def _tokens(self, llama: Any, text: str) -> list[int]:
+        tokens: list[int] = llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        if len(tokens) > self.n_ctx:
+            raise ContextTooLongError(
+                f"{len(tokens)} tokens to score exceed n_ctx={self.n_ctx} of {self.model_path.name}"
+            )
+        return tokens
+
+    @staticmethod
+    def _pieces(llama: Any, tokens: list[int]) -> list[str]:
+        return [llama.detokenize([t]).decode("utf-8", errors="replace") for t in tokens]
+
+    def _token_pieces_blocking(self, text: str) -> list[str]:
+        with self._lock:
+            llama = self._scoring_model()
+            return self._pieces(llama, self._tokens(llama, text))
+
     def _token_logprobs_blocking(self, text: str) -> list[TokenLogprob]:
         import numpy as np
-        from scipy.special import log_softmax
 
         with self._lock:
             llama = self._scoring_model()
-            tokens = llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
-            if len(tokens) > self.n_ctx:
-                raise ContextTooLongError(
-                    f"{len(tokens)} tokens to score exceed n_ctx={self.n_ctx} of "
-                    f"{self.model_path.name}"
-                )
+            tokens = self._tokens(llama, text)
             llama.reset()
             llama.eval(tokens)
-            logits = np.asarray(llama.scores[: len(tokens) - 1], dtype=np.float64)
-            pieces = [llama.detokenize([t]).decode("utf-8", errors="replace") for t in tokens]
-        # Position i predicts token i + 1.
-        values = log_softmax(logits, axis=1)[np.arange(len(tokens) - 1), tokens[1:]].tolist()
+            # Position i predicts token i + 1. log p = logit - logsumexp(logits), row by row, on
+            # llama's own float32 buffer (no float64 copy of n x 262k logits): exp of the
+            # max-shifted row in float32, summed in float64.
+            logits = llama.scores[: len(tokens) - 1]
+            rows = np.arange(len(tokens) - 1)
+            top = logits.max(axis=1, keepdims=True)
+            shifted = np.exp(logits - top)
+            norm = top[:, 0].astype(np.float64) + np.log(shifted.sum(axis=1, dtype=np.float64))
+            values = (logits[rows, tokens[1:]].astype(np.float64) - norm).tolist()
+            pieces = self._pieces(llama, tokens)
         return [TokenLogprob(pieces[0], None)] + [
             TokenLogprob(piece, float(v)) for piece, v in zip(pieces[1:], values, strict=True)
         ]

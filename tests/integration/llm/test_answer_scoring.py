@@ -17,7 +17,7 @@ from vllm_kit import VllmEndpoint
 from sira_seek.llm.llamacpp_inprocess import LlamaCppClient
 from sira_seek.llm.llamacpp_server import LlamaCppServerProcess
 from sira_seek.llm.openai_http import OpenAICompatibleClient
-from sira_seek.llm.scoring import TextScorer, continuation_logprobs
+from sira_seek.llm.scoring import TextScorer, TokenLogprob, continuation_logprobs
 from sira_seek.metrics.information_gain import smoothed_geometric_confidence
 from sira_seek.seek.information_gain import information_gains
 from sira_seek.seek.results import SeekResult
@@ -69,22 +69,45 @@ def test_vllm_scores_a_given_answer(vllm_server: VllmEndpoint) -> None:
 def test_in_process_llama_cpp_agrees_with_its_server(
     llama_in_process: LlamaCppClient, llama_server: LlamaCppServerProcess
 ) -> None:
-    served = OpenAICompatibleClient(endpoints=[llama_server.base_url])
+    """The same GGUF scores the same text alike in process and behind llama-cpp-python's
+    server, token by token.
 
-    async def run() -> tuple[tuple[list[float], list[float]], tuple[list[float], list[float]]]:
+    The server computes echo log-probabilities in Python, sorting the 262k-token vocabulary at
+    every position (about half a second a token here), so it scores one text, the informed prompt with
+    its answer (33 tokens), instead of the four of `_scores` (103): every position is compared,
+    which is what a wrong token boundary, a BOS mismatch, an off-by-one in the slice or the
+    generated token left in would break, and the answer's last tokens are the ones `_check`
+    bounds."""
+    served = OpenAICompatibleClient(endpoints=[llama_server.base_url])
+    text = INFORMED + "Quilmont"
+
+    async def run() -> tuple[
+        tuple[list[float], list[float]], list[TokenLogprob], list[TokenLogprob]
+    ]:
         try:
-            return await _scores(llama_in_process), await _scores(served)
+            return (
+                await _scores(llama_in_process),
+                await llama_in_process.token_logprobs(text),
+                await served.token_logprobs(text),
+            )
         finally:
             await served.aclose()
 
-    mine, theirs = asyncio.run(run())
-    _check(*mine)
-    _check(*theirs)
-    for a, b in zip(mine[0] + mine[1], theirs[0] + theirs[1], strict=True):
-        # The same GGUF, yet not bit-equal: the server reuses a cached prompt prefix and
-        # batches differently (differences up to 0.1 nats seen); a wrong token boundary or a
-        # missing softmax would be off by whole nats.
-        assert a == pytest.approx(b, abs=0.25)
+    (informed, closed), mine, theirs = asyncio.run(run())
+    _check(informed, closed)
+    # The in-process scorer lists the BOS token first (no log-probability); the server leaves
+    # it out and gives its first token none (OpenAI's echo convention).
+    assert mine[0].logprob is None and theirs[0].logprob is None
+    assert [t.token for t in theirs] == [t.token for t in mine[1:]]
+    for a, b in zip(mine[2:], theirs[1:], strict=True):
+        # Not bit-equal: the server batches differently (differences up to 0.1 nats seen); a
+        # wrong token boundary or a missing softmax would be off by whole nats.
+        assert a.logprob == pytest.approx(b.logprob, abs=0.25), (a, b)
+    # The answer's tokens are the text's last ones: the server's copy of the made-up name
+    # from the notes is as confident as `_check` requires in process.
+    answer = [t.logprob for t in theirs[-len(informed) :]]
+    assert None not in answer
+    assert smoothed_geometric_confidence([float(v or 0.0) for v in answer]) > 0.3
 
 
 def test_dig_of_a_run_is_positive_when_its_knowledge_holds_the_answer(

@@ -86,6 +86,27 @@ def test_continuation_tokens_are_those_after_the_common_prefix() -> None:
         asyncio.run(continuation_logprobs(scorer, "p", ""))
 
 
+def test_a_scorer_that_tokenises_scores_only_prompt_plus_continuation() -> None:
+    class Tokenising(WordScorer):
+        """Also a `TextTokenizer`: the same tokens as its scores, without scoring."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.tokenised: list[str] = []
+
+        async def token_pieces(self, text: str) -> list[str]:
+            self.tokenised.append(text)
+            return ["<bos>", *re.findall(r"\s*\S+", text)]
+
+    scorer = Tokenising()
+    got = asyncio.run(continuation_logprobs(scorer, f"{FACT} Answer:", " Quilmont city"))
+    assert got == [-0.1, -3.0]  # as with two scorings (the test above)
+    assert scorer.tokenised == [f"{FACT} Answer:"]
+    assert scorer.texts == [f"{FACT} Answer: Quilmont city"]
+    merged = asyncio.run(continuation_logprobs(scorer, f"{FACT} <answer>", "Quilmont"))
+    assert merged == [-3.0]
+
+
 def test_find_scorer_looks_through_wrappers() -> None:
     scorer = WordScorer()
 
