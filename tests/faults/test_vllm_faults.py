@@ -77,14 +77,14 @@ def half_applied(src: dict[str, Any], original: dict[str, Any]) -> str | None:
     return f"unknown status {sync.get('status')!r}"
 
 
-def wait_for_first_write(
-    backend: SearchBackend, index: str, proc: subprocess.Popen[str], timeout_s: float
+def wait_for_writes(
+    backend: SearchBackend, index: str, proc: subprocess.Popen[str], n: int, timeout_s: float
 ) -> None:
-    """Block until the sync has written its first page (a vLLM page takes tens of seconds on
+    """Block until the sync has written ``n`` documents (a vLLM page takes tens of seconds on
     2 cores, longer than fault_kit's 60 s wait allows)."""
     deadline = time.monotonic() + timeout_s
-    while backend.count(index, {"exists": {"field": "sira_sync.status"}}) == 0:
-        assert time.monotonic() < deadline, "sync never started writing"
+    while backend.count(index, {"exists": {"field": "sira_sync.status"}}) < n:
+        assert time.monotonic() < deadline, f"sync never wrote {n} documents"
         assert proc.poll() is None, (
             f"sync ended before writing: {proc.stderr and proc.stderr.read()}"
         )
@@ -138,6 +138,18 @@ def failures(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text().splitlines()] if path else []
 
 
+class PhaseClock:
+    """Prints the seconds each phase of a long scenario took (where the time goes)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def __call__(self, phase: str) -> None:
+        now = time.monotonic()
+        print(f"[{now - self.last:6.1f} s] {phase}")
+        self.last = now
+
+
 def record(s: FaultScenario, title: str, runs: int, counts: tuple[int, int, int, int]) -> FaultRow:
     wall_s = time.monotonic() - s.started
     return s.ledger.record(FaultRow(f"{title} [{s.engine}]", runs, *counts, wall_s))
@@ -164,6 +176,7 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
         assert up.returncode == 0, up.stderr[-3000:]
         record = json.loads(up.stdout)
     spec = record["spec"]
+    clock = PhaseClock()
     try:
         print(f"llm up: {spec} pid {record['pid']} in the output of `llm up --json`")
         assert record["status"] == "started" and record["port"] == port
@@ -173,6 +186,7 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
         assert status.returncode == 0, status.stderr[-2000:]
         listed = [d for d in json.loads(status.stdout) if d["port"] == port]
         assert [d["pid"] for d in listed] == [record["pid"]]
+        clock("llm up record and llm status checked")
 
         env = {**SLOW_SERVER_ENV, "SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "search-cache")}
         search = run_cli(
@@ -186,8 +200,10 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
         (call,) = found["llm_calls"]
         assert (call["backend"], call["model"], call["error"]) == ("openai", "gemma3-270m", None)
         print("candidate table:", [(c["phrase"], c["decision"]) for c in found["candidates"]])
+        clock("search --llm through the printed spec")
 
-        _server_stopped_mid_sync(scenario(backends, wikimh_dir, tmp_path), spec, port, gemma_gguf)
+        s = scenario(backends, wikimh_dir, tmp_path)
+        _server_stopped_mid_sync(s, spec, port, gemma_gguf, clock)
     finally:
         run_cli(["llm", "down", "--port", str(port)])
     assert not pid_alive(record["pid"])
@@ -195,14 +211,27 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
     assert all(d["port"] != port for d in json.loads(after.stdout))
 
 
-def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, gguf: Path) -> None:
-    """sira-sync through ``spec``; ``llm down`` once the first page is written; then resume
-    through another OpenAI server serving the same model under the same name: llama.cpp's,
-    with the GGUF the vLLM model was converted from (seconds to start, where a second vLLM
-    would take two minutes and 8 GB; the run's fingerprint, ``openai:gemma3-270m``, is the
-    same, so ``--resume`` accepts it)."""
+#: The stop scenario's documents and pages: vLLM answers the first page of 10 as one batch (on
+#: 2 cores a batch of 10 costs about what one request costs: each decoding step reads the
+#: whole model either way), is stopped while the last page of 2 is in flight, and llama.cpp's
+#: server finishes those 2 one at a time (~7 s each with its grammar sampling). With pages of 2
+#: stopped after the first, llama.cpp resumed 10 documents: ~90 s of a 146 s test; now 67 s
+#: here (vLLM's page 18 s, `llm down` 21 s: vLLM's HTTP server waits for the open connections
+#: until the 20 s grace ends, resume 14 s). 12 documents: with 8, the DF filter kept no phrase
+#: for one enriched document, which the audit counts as half-applied.
+STOP_DOCS, STOP_PAGE = 12, 10
+
+
+def _server_stopped_mid_sync(
+    s: FaultScenario, spec: str, port: int, gguf: Path, clock: PhaseClock
+) -> None:
+    """sira-sync through ``spec``; ``llm down`` once the first page is written, the second in
+    flight; then resume through another OpenAI server serving the same model under the same
+    name: llama.cpp's, with the GGUF the vLLM model was converted from (seconds to start,
+    where a second vLLM would take two minutes and 8 GB; the run's fingerprint,
+    ``openai:gemma3-270m``, is the same, so ``--resume`` accepts it)."""
     try:
-        _, docs = s.ingest(12)
+        _, docs = s.ingest(STOP_DOCS)
         env = {
             **os.environ,
             **SLOW_SERVER_ENV,
@@ -210,16 +239,19 @@ def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, gguf: Path)
             "SIRA_SEEK_LLM_CONNECT_TIMEOUT_S": "2",
             "SIRA_SEEK_LLM_CACHE_DIR": str(s.tmp / "sync-cache"),
         }
-        args = ("--concurrency", "2", "--page-size", "2")
+        args = ("--concurrency", str(STOP_PAGE), "--page-size", str(STOP_PAGE))
         proc = subprocess.Popen(
             llm_sync_cmd(s, spec, *args),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
-        wait_for_first_write(s.backend, s.index, proc, timeout_s=900)
+        wait_for_writes(s.backend, s.index, proc, STOP_PAGE, timeout_s=900)
+        clock(f"sira-sync through vLLM until its first page ({STOP_PAGE} documents) is written")
         down = run_cli(["llm", "down", "--port", str(port), "--json"])
         assert down.returncode == 0, down.stderr[-2000:]
         assert [d["port"] for d in json.loads(down.stdout)] == [port]
+        clock("llm down")
         out, err = proc.communicate(timeout=600)
+        clock("sira-sync exits")
         print("sync after llm down:", proc.returncode, err.strip().splitlines()[-1:])
         assert "Traceback" not in err, err[-2000:]
         assert proc.returncode == 1, (out[-800:], err[-2000:])
@@ -235,9 +267,11 @@ def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, gguf: Path)
             model_path=gguf, model_alias="gemma3-270m", n_ctx=TEST_MAX_MODEL_LEN,
             log_path=s.tmp / "llama-server.log",
         ) as other:  # fmt: skip
+            clock("llama.cpp's server started")
             resumed = run_sync(
                 llm_sync_cmd(s, other.spec, *args, "--resume", "--json"), timeout=1200, env=env
             )
+            clock("sira-sync --resume through llama.cpp's server")
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         report = json.loads(resumed.stdout)
         assert report["resumed"] is True
@@ -262,6 +296,7 @@ def _server_stopped_mid_sync(s: FaultScenario, spec: str, port: int, gguf: Path)
             audit_llm(s.backend, s.index, docs, max_version=3, failed_ids=failed_now),
         )
         assert row.damage == (0, 0, 0)
+        clock("status and audit")
     finally:
         s.backend.delete_index(s.index)
 
