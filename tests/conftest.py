@@ -62,8 +62,16 @@ def shared_data_dir() -> Path:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``stops_session_vllm`` run last: they stop the session's vLLM server (the
-    `llm down` fault), which every other vLLM test needs up. Stable otherwise."""
-    items.sort(key=lambda item: item.get_closest_marker("stops_session_vllm") is not None)
+    `llm down` fault), which every other vLLM test needs up. Before them, the tests that read
+    the answers of the vLLM run_batch begun in the background by an earlier test
+    (``run_batch_output``, tests/integration/llm/test_vllm_run_batch.py). Stable otherwise."""
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("stops_session_vllm") is not None:
+            return 2
+        return int("run_batch_output" in getattr(item, "fixturenames", ()))
+
+    items.sort(key=rank)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -5,8 +5,10 @@ status` showing every document current.
 
 The same five wikimh paragraphs go into one OpenSearch and one Elasticsearch index: both
 exports must be byte-identical (custom_ids are stable across engines), so ONE run_batch (the
-model loads in process: 1-3 minutes on 2 cores) answers both. The Elasticsearch copy has one
-document edited after the export: its answer must be skipped, not written.
+model loads in process: 1-2 minutes on 2 cores) answers both. It runs in the background from
+the first test on: the two tests that import its answers are sorted after every other test but
+the vLLM stop (tests/conftest.py, by their ``run_batch_output`` fixture). The Elasticsearch
+copy has one document edited after the export: its answer must be skipped, not written.
 
 Needs vLLM's environment (`sira-seek llm install vllm`, or SIRA_SEEK_VLLM_PYTHON) and the converted
 model (made once by prepare_default_model); a missing one fails the test, never skips it.
@@ -30,7 +32,13 @@ import pytest
 from sira_seek.backend import SearchBackend
 from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.errors import BackendUnavailableError
-from sira_seek.llm.vllm_server import DEFAULT_SERVED_NAME, prepare_default_model, vllm_python
+from sira_seek.llm.vllm_server import (
+    DEFAULT_SERVED_NAME,
+    has_gpu,
+    prepare_default_model,
+    run_batch_command,
+    vllm_python,
+)
 from sira_seek.sira.keyword_parsing import clean_phrases
 from sira_seek.sync.batch_requests import BatchRequestKey
 
@@ -53,34 +61,48 @@ def sira_sync(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[s
     return done
 
 
-def run_batch(requests: Path, output: Path, log: Path) -> float:
-    """vLLM's offline batch runner as a user runs it on a CPU machine; returns its seconds."""
-    try:
-        python = vllm_python()
-        model = prepare_default_model(python)
-    except BackendUnavailableError as exc:
-        pytest.fail(f"vLLM is not ready: {exc}", pytrace=False)
-    command = [
-        python, "-m", "vllm.entrypoints.openai.run_batch",
-        "-i", str(requests), "-o", str(output),
-        "--model", str(model), "--served-model-name", DEFAULT_SERVED_NAME,
-        "--dtype", "float32", "--enforce-eager", "--max-model-len", "2048",
-    ]  # fmt: skip
-    started = time.perf_counter()
-    with log.open("w", encoding="utf-8") as handle:
-        done = subprocess.run(
-            command,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"},
-            timeout=1800,
-            check=False,
+class BackgroundRunBatch:
+    """vLLM's offline batch runner on this machine, the command ``sira-seek llm batch`` runs
+    (``run_batch_command``: the server's structured-output grammar, float32 and eager on a
+    CPU), begun in the background: ``output()`` waits for it."""
+
+    def __init__(self, requests: Path, output: Path, log: Path) -> None:
+        try:
+            python = vllm_python()
+            model = prepare_default_model(python)
+        except BackendUnavailableError as exc:
+            pytest.fail(f"vLLM is not ready: {exc}", pytrace=False)
+        command = run_batch_command(
+            python, model, DEFAULT_SERVED_NAME, requests, output, gpu=has_gpu(), max_model_len=2048
         )
-    seconds = time.perf_counter() - started
-    if done.returncode != 0 or not output.exists():
-        tail = "\n".join(log.read_text("utf-8", errors="replace").splitlines()[-30:])
-        pytest.fail(f"run_batch exited {done.returncode} after {seconds:.0f}s:\n{tail}")
-    return seconds
+        self.path, self.log = output, log
+        self.started = time.perf_counter()
+        with log.open("w", encoding="utf-8") as handle:
+            self.proc = subprocess.Popen(
+                command,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"},
+            )
+
+    def output(self) -> Path:
+        try:
+            returncode = self.proc.wait(timeout=max(1.0, 1800 - self.elapsed()))
+        except subprocess.TimeoutExpired:
+            self.stop()
+            pytest.fail("run_batch did not finish in 1800 s", pytrace=False)
+        if returncode != 0 or not self.path.exists():
+            tail = "\n".join(self.log.read_text("utf-8", errors="replace").splitlines()[-30:])
+            pytest.fail(f"run_batch exited {returncode} after {self.elapsed():.0f}s:\n{tail}")
+        return self.path
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=60)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -91,16 +113,20 @@ def cluster(backend: SearchBackend) -> list[str]:
     return ["--url", backend.info.url]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def batch_world(
     backends: dict[str, SearchBackend], wikimh_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
-    """Two indexes of the same documents, their exports, and one run_batch over them."""
+    """Two indexes of the same documents, their exports, and one run_batch over them, begun in
+    the background. Session-scoped: the tests that read its answers (``run_batch_output``) are
+    sorted after the others (tests/conftest.py), so the run_batch loads the model and answers
+    while the rest of the session runs instead of holding it up for a minute or two."""
     work = tmp_path_factory.mktemp("vllm-run-batch")
     corpus = work / "corpus.jsonl"
     docs = (wikimh_dir / "corpus.jsonl").read_text("utf-8").splitlines()[:N_DOCS]
     corpus.write_text("\n".join(docs) + "\n", encoding="utf-8")
     indexes = {engine: f"test-batch-{uuid.uuid4().hex[:10]}" for engine in backends}
+    batch: BackgroundRunBatch | None = None
     try:
         for engine, backend in backends.items():
             ingest_corpus(backend, indexes[engine], corpus)
@@ -112,20 +138,29 @@ def batch_world(
                 "--model", DEFAULT_SERVED_NAME, "--json", *cluster(backend),
             )  # fmt: skip
             exports[engine] = (out, json.loads(done.stdout))
-        first = next(iter(exports.values()))[0]
-        output = work / "output.jsonl"
-        seconds = run_batch(first, output, work / "run_batch.log")
-        print(f"run_batch answered {N_DOCS} requests in {seconds:.0f}s (model load included)")
+            if batch is None:  # the engines' exports are equal (the first test checks)
+                batch = BackgroundRunBatch(out, work / "output.jsonl", work / "run_batch.log")
         yield {
             "indexes": indexes,
             "exports": exports,
-            "output": output,
+            "batch": batch,
             "doc_ids": [json.loads(d)["_id"] for d in docs],
             "state": work / "state",
         }
     finally:
+        if batch is not None:
+            batch.stop()
         for engine, backend in backends.items():
             backend.delete_index(indexes[engine])
+
+
+@pytest.fixture(scope="session")
+def run_batch_output(batch_world: dict[str, Any]) -> Path:
+    """run_batch's answers to the export, once it has finished."""
+    batch: BackgroundRunBatch = batch_world["batch"]
+    output = batch.output()
+    print(f"run_batch answered {N_DOCS} requests {batch.elapsed():.0f}s after it began")
+    return output
 
 
 def test_exports_are_stable_across_engines_and_name_every_document(
@@ -147,10 +182,10 @@ def test_exports_are_stable_across_engines_and_name_every_document(
 
 
 def test_run_batch_output_imports_and_status_shows_every_document_current(
-    batch_world: dict[str, Any], backends: dict[str, SearchBackend]
+    batch_world: dict[str, Any], run_batch_output: Path, backends: dict[str, SearchBackend]
 ) -> None:
     backend, index = backends["opensearch"], batch_world["indexes"]["opensearch"]
-    output = batch_world["output"]
+    output = run_batch_output
     answers = lines(output)
     assert sorted(a["custom_id"] for a in answers) == sorted(
         r["custom_id"] for r in lines(batch_world["exports"]["opensearch"][0])
@@ -206,7 +241,7 @@ def test_run_batch_output_imports_and_status_shows_every_document_current(
 
 
 def test_a_document_edited_after_the_export_is_not_written(
-    batch_world: dict[str, Any], backends: dict[str, SearchBackend]
+    batch_world: dict[str, Any], run_batch_output: Path, backends: dict[str, SearchBackend]
 ) -> None:
     backend, index = backends["elasticsearch"], batch_world["indexes"]["elasticsearch"]
     edited = batch_world["doc_ids"][2]
@@ -214,7 +249,7 @@ def test_a_document_edited_after_the_export_is_not_written(
     backend.refresh(index)
 
     done = sira_sync(
-        "--index", index, "--from-batch-output", str(batch_world["output"]), "--json",
+        "--index", index, "--from-batch-output", str(run_batch_output), "--json",
         "--no-progress", "--state-dir", str(batch_world["state"]), *cluster(backend),
     )  # fmt: skip
     counts = json.loads(done.stdout)["counts"]
