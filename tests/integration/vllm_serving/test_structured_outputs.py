@@ -100,7 +100,8 @@ def test_every_constrained_answer_parses_first_try(
     errors = [r for r in results if isinstance(r, LLMError)]
     print(
         f"{len(results) - len(errors)} of {len(results)} constrained answers parsed in "
-        f"{elapsed:.1f} s (8 in flight)"
+        f"{elapsed:.1f} s (8 in flight); completion tokens "
+        f"{[r.usage.completion_tokens for r in results if isinstance(r, LLMResponse)]}"
     )
     assert not errors, errors[:3]
     for request, result in zip(requests, results, strict=True):
