@@ -14,6 +14,8 @@ client's failover, the scan's restart and the retried writes, the same code on b
 while a 3-node scenario costs about a minute of the suite's 25-minute budget. Both engines'
 clusters still prove exact grounding over five shards (tests/integration/test_shard_layout.py),
 and both engines' clients skip a dead first host (tests/integration/test_cluster_client.py).
+The reads scenario also checks the library client in its outage (the first member killed), so
+that no other test pays a member's kill and restart for it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ from fault_kit import (
 )
 
 from sira_seek.backend import SearchBackend
+from sira_seek.config import ClusterSettings
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
+from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import ingest_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))
@@ -259,11 +264,38 @@ def _answered(checkpoint: Path) -> dict[str, list[list[str]]]:
     return out
 
 
+def _client_checks_with_member_down(
+    cluster: ClusterHandle, victim: int, backend: SearchBackend, index: str, n_docs: int
+) -> None:
+    """The library's side of the same outage: the backend built before the loss (its first
+    host the dead member) keeps answering, several requests in a row so that round-robin
+    returns to the dead host; a backend connected now detects the cluster through the next
+    host; the dead member's URL alone is refused with a clear message; the survivors see two
+    nodes once their fault detection has noticed the SIGKILL."""
+    query = {"match": {"text": "film"}}
+    expected = backend.count(index, query)
+    assert expected > 0
+    for _ in range(6):
+        assert backend.count(index) == n_docs
+        assert backend.count(index, query) == expected
+    fresh = cluster.backend()
+    assert fresh.info.url == cluster.node_url(1 if victim == 0 else 0)
+    assert fresh.count(index) == n_docs
+    with pytest.raises(SiraSeekEngineError, match="No search cluster answers"):
+        connect(ClusterSettings(url=cluster.node_url(victim)))
+    health = cluster.health(wait_for_nodes="2", timeout="60s")
+    assert health["number_of_nodes"] == 2
+
+
 def test_reads_keep_answering_with_one_node_down(
     opensearch_cluster: ClusterHandle, wikimh_dir: Path, tmp_path: Path, fault_ledger: FaultLedger
 ) -> None:
     """search (BM25 and SIRA), ask and eval qa with node 0 killed give what they gave with all
-    three up. Node 0 because its URL is first in every client's list: the failover case."""
+    three up. Node 0 because its URL is first in every client's list: the failover case.
+
+    The same outage also checks the library client directly (``_client_checks_with_member_down``,
+    once tests/integration/test_cluster_client.py's own kill of node 0): the backend built
+    before the loss, a fresh one, the dead URL alone; and the restarted member's new process."""
     started = time.monotonic()
     cluster = opensearch_cluster
     backend = cluster.backend()
@@ -309,15 +341,22 @@ def test_reads_keep_answering_with_one_node_down(
             up_s = time.monotonic() - up_started
             for r in up:
                 assert r.returncode == 0, (r.args[1], r.stderr[-1500:])
+            first_pid = cluster.pid(victim)
             cluster.kill(victim)
             killed_at = time.monotonic()
             assert not cluster.alive(victim)
+            assert first_pid is not None and not Path(f"/proc/{first_pid}").exists()
             down = run_all(reads("down"))
             down_s = time.monotonic() - killed_at
             assert not cluster.alive(victim), "the node came back before the reads were done"
+            _client_checks_with_member_down(cluster, victim, backend, index, 994)
         restart_started = time.monotonic()
         cluster.start(victim)
         restart_s = time.monotonic() - restart_started
+        health = cluster.health()
+        assert health["status"] == "green" and health["number_of_nodes"] == SIZE
+        assert cluster.alive(victim) and cluster.pid(victim) != first_pid
+        assert backend.count(index) == 994  # the backend from before the loss, still
         failed = [r for r in down if r.returncode != 0 or "Traceback" in r.stderr]
         for r in failed:
             print(f"  FAILED with node {victim} down: {r.args[1]} {r.stderr[-800:]}")
