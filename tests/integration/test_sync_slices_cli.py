@@ -7,11 +7,13 @@ import json
 import shutil
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_matrix import ONE_ENGINE
+from engine_matrix import ENGINE, ONE_ENGINE
 
 from sira_seek.backend import SearchBackend
 from sira_seek.ingest import ingest_corpus
@@ -31,21 +33,51 @@ def sira_sync(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[s
     )
 
 
-@pytest.fixture
-def small_index(
-    backend: SearchBackend, index_name: str, wikimh_dir: Path, tmp_path: Path
+def make_small_index(
+    backend: SearchBackend, index: str, wikimh_dir: Path, folder: Path
 ) -> tuple[str, Path]:
+    """The first N_DOCS wikimh documents in ``index``, and their enrichment file."""
     lines = (wikimh_dir / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:N_DOCS]
-    corpus = tmp_path / "corpus.jsonl"
+    corpus = folder / "corpus.jsonl"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ingest_corpus(backend, index_name, corpus)
+    ingest_corpus(backend, index, corpus)
     records = [
         {"_id": json.loads(line)["_id"], "keywords": ["zq" + json.loads(line)["_id"], "film"]}
         for line in lines
     ]
-    jsonl = tmp_path / "enrich.jsonl"
+    jsonl = folder / "enrich.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return index_name, jsonl
+    return index, jsonl
+
+
+@pytest.fixture
+def small_index(
+    backend: SearchBackend, index_name: str, wikimh_dir: Path, tmp_path: Path
+) -> tuple[str, Path]:
+    return make_small_index(backend, index_name, wikimh_dir, tmp_path)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def expunge_index(
+    engine: str,
+    backends: dict[str, SearchBackend],
+    wikimh_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, Path] | None]:
+    """The expunge test's index (OpenSearch), made when this module's tests on that engine
+    start; the test itself runs last. The engines move a shard's retention leases, which keep
+    deleted copies from being merged away, every 30 s counted from the index's creation, so
+    the merge at the end of that test waits out only what the module's other tests (16 s of
+    them here) left of those 30 s instead of all of them."""
+    if engine != ENGINE:
+        yield None
+        return
+    backend = backends[engine]
+    index = f"test-{uuid.uuid4().hex[:12]}"
+    try:
+        yield make_small_index(backend, index, wikimh_dir, tmp_path_factory.mktemp("expunge"))
+    finally:
+        backend.delete_index(index)
 
 
 def versions(backend: SearchBackend, index: str) -> dict[str, int]:
@@ -202,14 +234,41 @@ def first_half(jsonl: Path, tmp_path: Path) -> Path:
     return half
 
 
+def test_a_resumed_run_shows_progress_from_where_the_killed_run_stopped(
+    backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path
+) -> None:
+    index, jsonl = small_index
+    half = first_half(jsonl, tmp_path)
+    state = tmp_path / "state"
+    same_model = ("--model-id", "gpu-batch-1")
+    first = sira_sync(*common(backend, index, half, state), *same_model)
+    assert first.returncode == 0, first.stderr
+    # What a run killed after its pages for the first half leaves behind: an open checkpoint.
+    checkpoint = state / f"{index}.slice0of1.checkpoint.json"
+    saved = json.loads(checkpoint.read_text())
+    checkpoint.write_text(json.dumps({**saved, "finished": False}))
+
+    args = [*common(backend, index, jsonl, state), *same_model]
+    args.remove("--no-progress")
+    resumed = sira_sync(*args, "--resume", "--report", str(tmp_path / "r.json"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{N_DOCS // 2}/{N_DOCS}" in resumed.stderr  # the bar starts at the killed run's end
+    assert f"{N_DOCS}/{N_DOCS}" in resumed.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["resumed"] and report["counts"]["enriched"] == N_DOCS
+    assert set(versions(backend, index).values()) == {2}  # nothing written twice
+
+
 @ONE_ENGINE
 def test_expunge_deletes_makes_term_statistics_exact_again(
-    backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path, engine: str
+    backend: SearchBackend, expunge_index: tuple[str, Path] | None, tmp_path: Path, engine: str
 ) -> None:
     """One engine: the merge is the same two calls on both (``_forcemerge`` as a task, then
     ``_tasks``; `esplugin.engines.base`), and each run waits out the engine's 30-second
-    retention-lease sync before deletes can be merged away."""
-    index, jsonl = small_index
+    retention-lease sync before deletes can be merged away. Last in this module, on an index
+    made when the module started (``expunge_index``)."""
+    assert expunge_index is not None
+    index, jsonl = expunge_index
     half = first_half(jsonl, tmp_path)
 
     def film_df() -> tuple[int, int]:
@@ -240,28 +299,3 @@ def test_expunge_deletes_makes_term_statistics_exact_again(
     human = sira_sync(*args, "--expunge-deletes")  # nothing to write, nothing to merge
     assert human.returncode == 0, human.stderr
     assert "merged away 0 of 0 deleted copies" in human.stdout
-
-
-def test_a_resumed_run_shows_progress_from_where_the_killed_run_stopped(
-    backend: SearchBackend, small_index: tuple[str, Path], tmp_path: Path
-) -> None:
-    index, jsonl = small_index
-    half = first_half(jsonl, tmp_path)
-    state = tmp_path / "state"
-    same_model = ("--model-id", "gpu-batch-1")
-    first = sira_sync(*common(backend, index, half, state), *same_model)
-    assert first.returncode == 0, first.stderr
-    # What a run killed after its pages for the first half leaves behind: an open checkpoint.
-    checkpoint = state / f"{index}.slice0of1.checkpoint.json"
-    saved = json.loads(checkpoint.read_text())
-    checkpoint.write_text(json.dumps({**saved, "finished": False}))
-
-    args = [*common(backend, index, jsonl, state), *same_model]
-    args.remove("--no-progress")
-    resumed = sira_sync(*args, "--resume", "--report", str(tmp_path / "r.json"))
-    assert resumed.returncode == 0, resumed.stderr
-    assert f"{N_DOCS // 2}/{N_DOCS}" in resumed.stderr  # the bar starts at the killed run's end
-    assert f"{N_DOCS}/{N_DOCS}" in resumed.stderr
-    report = json.loads((tmp_path / "r.json").read_text())
-    assert report["resumed"] and report["counts"]["enriched"] == N_DOCS
-    assert set(versions(backend, index).values()) == {2}  # nothing written twice
