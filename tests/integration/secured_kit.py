@@ -68,3 +68,33 @@ def node_fingerprint(creds: LocalCredentials) -> str:
         check=True,
     ).stdout
     return out.split("=", 1)[1].strip()
+
+
+def run_installed_side_by_side(
+    calls: list[tuple[str, list[str], dict[str, str]]],
+) -> list[subprocess.CompletedProcess[str]]:
+    """Independent console-script runs ``(exe, args, env)`` started together, each its own
+    process as in parallel shells, results in the order given: what each prints and returns
+    is what it would one after the other, in less time (most of a run is the interpreter
+    starting, and the node waits meanwhile)."""
+    procs = [
+        subprocess.Popen(
+            [str(BIN / exe), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for exe, args, env in calls
+    ]
+    try:
+        results = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=180)
+            results.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+        return results
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

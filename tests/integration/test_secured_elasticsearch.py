@@ -24,6 +24,7 @@ from secured_kit import (
     cluster_settings,
     node_fingerprint,
     run_installed,
+    run_installed_side_by_side,
 )
 from support.analysis_shim import SHIM_NAME, distribution_with_shim
 
@@ -131,22 +132,18 @@ def test_cli_never_prints_secrets(
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"_id": "a", "title": "t", "text": "x"}) + "\n")
     env_ro = cli_env(state, creds, tmp_path, reader=True)
-    denied = subprocess.run(
-        [SIRA_SEEK, "ingest", str(corpus), "--index", "sec-denied"],
-        capture_output=True,
-        text=True,
-        env=env_ro,
-        check=False,
+    denied, wrong = run_installed_side_by_side(
+        [
+            ("sira-seek", ["ingest", str(corpus), "--index", "sec-denied"], env_ro),
+            (
+                "sira-seek",
+                ["ingest", str(corpus), "--index", "x", "--password", "Wr0ng-s3cret"],
+                env_ro,
+            ),
+        ]
     )
     assert denied.returncode == 1
     assert "permission denied" in denied.stderr and "Traceback" not in denied.stderr
-    wrong = subprocess.run(
-        [SIRA_SEEK, "ingest", str(corpus), "--index", "x", "--password", "Wr0ng-s3cret"],
-        capture_output=True,
-        text=True,
-        env=env_ro,
-        check=False,
-    )
     assert wrong.returncode == 1 and "refused the credentials" in wrong.stderr
     printed = denied.stdout + denied.stderr + wrong.stdout + wrong.stderr
     assert_no_secret(printed, creds.password, creds.reader_password, "Wr0ng-s3cret")
@@ -215,20 +212,15 @@ def test_explain_json_reports_and_run_files_carry_no_secret(
             run,
             "--json",
         ],
-        ["report", run, "--out", str(tmp_path / "r.html")],
         ["search", "lunar", "--index", "no-such-index"],
+        ["report", run, "--out", str(tmp_path / "r.html")],
     ]
     try:
         printed = ""
-        for args in commands:
-            res = subprocess.run(
-                [SIRA_SEEK, *args],
-                capture_output=True,
-                text=True,
-                env=env,
-                check=False,
-                timeout=120,
-            )
+        # the report reads the eval's run file: it runs after the others, which run together
+        reads = run_installed_side_by_side([("sira-seek", args, env) for args in commands[:5]])
+        last = run_installed_side_by_side([("sira-seek", args, env) for args in commands[5:]])
+        for args, res in zip(commands, reads + last, strict=True):
             printed += res.stdout + res.stderr
             assert "Traceback" not in res.stderr, (args, res.stderr[-800:])
         written = Path(run).read_text() + (tmp_path / "r.html").read_text()
@@ -310,6 +302,16 @@ def _cli(exe: str, args: list[str], env: dict[str, str]) -> subprocess.Completed
     )
     assert "Traceback" not in res.stderr, (args, res.stderr[-800:])
     return res
+
+
+def _clis_side_by_side(
+    calls: list[tuple[str, list[str]]], env: dict[str, str]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Like ``_cli`` for independent runs, started together (``run_installed_side_by_side``)."""
+    results = run_installed_side_by_side([(Path(exe).name, args, env) for exe, args in calls])
+    for (_, args), res in zip(calls, results, strict=True):
+        assert "Traceback" not in res.stderr, (args, res.stderr[-800:])
+    return results
 
 
 def _key_corpus(tmp_path: Path) -> Path:
@@ -433,10 +435,21 @@ def test_read_only_api_key_searches_and_reads_df_but_writes_nothing(
     run_file = tmp_path / "run.json"
     try:
         # reads: search with the DF check of the candidate phrases, explain, eval
-        search = _cli(
-            SIRA_SEEK,
-            ["search", "lunar landing", "--index", index, "--json"]
-            + ["--expansions", str(tmp_path / "x.jsonl")],
+        search, explain, evaluation = _clis_side_by_side(
+            [
+                (
+                    SIRA_SEEK,
+                    ["search", "lunar landing", "--index", index, "--json"]
+                    + ["--expansions", str(tmp_path / "x.jsonl")],
+                ),
+                (SIRA_SEEK, ["explain", "1", "--query", "lunar", "--index", index]),
+                (
+                    SIRA_SEEK,
+                    ["eval", "retrieval", "--index", index, "--json", "--save-run", str(run_file)]
+                    + ["--queries", str(tmp_path / "q.jsonl")]
+                    + ["--qrels", str(tmp_path / "qrels.tsv")],
+                ),
+            ],
             env,
         )
         assert search.returncode == 0, search.stderr[-800:]
@@ -444,13 +457,6 @@ def test_read_only_api_key_searches_and_reads_df_but_writes_nothing(
         assert out["hits"][0]["_id"] == "1" and out["doc_count"] == 10
         found = {c["phrase"]: (c["decision"], c["doc_freq"]) for c in out["candidates"]}
         assert found["apollo"] == ("kept", 1) and found["zzzq"][0] == "absent"
-        explain = _cli(SIRA_SEEK, ["explain", "1", "--query", "lunar", "--index", index], env)
-        evaluation = _cli(
-            SIRA_SEEK,
-            ["eval", "retrieval", "--index", index, "--json", "--save-run", str(run_file)]
-            + ["--queries", str(tmp_path / "q.jsonl"), "--qrels", str(tmp_path / "qrels.tsv")],
-            env,
-        )
         assert explain.returncode == 0 and "1" in explain.stdout, explain.stderr[-800:]
         assert evaluation.returncode == 0 and run_file.exists(), evaluation.stderr[-800:]
         reader = connect(
@@ -469,12 +475,16 @@ def test_read_only_api_key_searches_and_reads_df_but_writes_nothing(
             + json.dumps({"_id": "1", "title": "Moon", "text": "rewritten"})
             + "\n"
         )
-        ingest = _cli(SIRA_SEEK, ["ingest", str(changed), "--index", index], env)
-        new_index = _cli(SIRA_SEEK, ["ingest", str(corpus), "--index", f"{index}-new"], env)
-        sync = _cli(
-            SIRA_SYNC,
-            ["run", "--index", index, "--from-jsonl", str(tmp_path / "e.jsonl")]
-            + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
+        ingest, new_index, sync = _clis_side_by_side(
+            [
+                (SIRA_SEEK, ["ingest", str(changed), "--index", index]),
+                (SIRA_SEEK, ["ingest", str(corpus), "--index", f"{index}-new"]),
+                (
+                    SIRA_SYNC,
+                    ["run", "--index", index, "--from-jsonl", str(tmp_path / "e.jsonl")]
+                    + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
+                ),
+            ],
             env,
         )
         for refused in (ingest, new_index, sync):
@@ -505,9 +515,15 @@ def test_wrong_and_invalidated_api_keys_are_refused_clearly(
     wrong = base64.b64encode(f"{key.id}:not-the-key-0123456789".encode()).decode()
     args = ["search", "lunar", "--index", f"{KEY_PREFIX}{uuid.uuid4().hex[:8]}-absent"]
     try:
-        works = _cli(SIRA_SEEK, args, _key_env(state, creds, key.encoded, tmp_path))
+        works, bad = run_installed_side_by_side(
+            [
+                ("sira-seek", args, _key_env(state, creds, key.encoded, tmp_path)),
+                ("sira-seek", args, _key_env(state, creds, wrong, tmp_path)),
+            ]
+        )
+        for res in (works, bad):
+            assert "Traceback" not in res.stderr, res.stderr[-800:]
         assert "does not exist" in works.stderr, works.stderr[-800:]  # past authentication
-        bad = _cli(SIRA_SEEK, args, _key_env(state, creds, wrong, tmp_path))
         invalidated = admin.request("DELETE", "/_security/api_key", body={"ids": [key.id]})
         assert invalidated["invalidated_api_keys"] == [key.id]
         gone = _cli(SIRA_SEEK, args, _key_env(state, creds, key.encoded, tmp_path))

@@ -21,6 +21,7 @@ from secured_kit import (
     cluster_settings,
     node_fingerprint,
     run_installed,
+    run_installed_side_by_side,
 )
 
 from sira_seek.esplugin.engines.errors import SiraSeekEngineError
@@ -203,18 +204,20 @@ def test_cli_as_reader_searches_but_ingest_and_sync_are_refused(
     new_index = f"{corpus_index}-denied"
     before = admin.count(corpus_index)
 
-    search = run_installed(
-        "sira-seek", ["search", "lunar", "--index", corpus_index, "--explain"], env
+    search, denied_new, denied_old, sync = run_installed_side_by_side(
+        [
+            ("sira-seek", ["search", "lunar", "--index", corpus_index, "--explain"], env),
+            ("sira-seek", ["ingest", str(corpus), "--index", new_index], env),
+            ("sira-seek", ["ingest", str(corpus), "--index", corpus_index], env),
+            (
+                "sira-sync",
+                ["run", "--index", corpus_index, "--from-jsonl", str(enrich)]
+                + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
+                env,
+            ),
+        ]
     )
     assert search.returncode == 0 and "GET " in search.stdout, search.stderr[-800:]
-    denied_new = run_installed("sira-seek", ["ingest", str(corpus), "--index", new_index], env)
-    denied_old = run_installed("sira-seek", ["ingest", str(corpus), "--index", corpus_index], env)
-    sync = run_installed(
-        "sira-sync",
-        ["run", "--index", corpus_index, "--from-jsonl", str(enrich)]
-        + ["--state-dir", str(tmp_path / "s"), "--no-progress"],
-        env,
-    )
     for res in (denied_new, denied_old, sync):
         assert res.returncode != 0
         assert "Traceback" not in res.stderr
@@ -234,14 +237,18 @@ def test_cli_with_a_wrong_password_fails_clearly_and_prints_no_secret(
 ) -> None:
     state, creds = secured_opensearch
     env = {**cli_env(state, creds, tmp_path, reader=False), "SIRA_SEEK_PASSWORD": "Wr0ng-s3cret-os"}
-    res = run_installed("sira-seek", ["search", "lunar", "--index", corpus_index], env)
+    res, flag = run_installed_side_by_side(
+        [
+            ("sira-seek", ["search", "lunar", "--index", corpus_index], env),
+            (
+                "sira-seek",
+                ["search", "lunar", "--index", corpus_index, "--password", "Wr0ng-s3cret-flag"],
+                cli_env(state, creds, tmp_path, reader=True),
+            ),
+        ]
+    )
     assert res.returncode == 1 and "refused the credentials" in res.stderr
     assert "Traceback" not in res.stderr
-    flag = run_installed(
-        "sira-seek",
-        ["search", "lunar", "--index", corpus_index, "--password", "Wr0ng-s3cret-flag"],
-        cli_env(state, creds, tmp_path, reader=True),
-    )
     assert flag.returncode == 1 and "refused the credentials" in flag.stderr
     printed = res.stdout + res.stderr + flag.stdout + flag.stderr
     assert_no_secret(
