@@ -223,8 +223,18 @@ def recorded_deployments() -> list[VllmDeployment]:
     return found
 
 
-def stop_deployment(deployment: VllmDeployment) -> bool:
-    stopped = stop_pid(deployment.pid)
+#: How long ``llm down`` lets a vLLM server stop by itself before killing its process group.
+#: On SIGTERM vLLM aborts its engine at once, then its HTTP server waits for the open
+#: connections to close; a client waiting for an aborted request never closes its own, so with
+#: a client connected (a sync mid-run) the server stays up until the kill. Without one it is
+#: gone within a second or two.
+STOP_GRACE_S = 5.0
+
+
+def stop_deployment(deployment: VllmDeployment, grace_s: float | None = None) -> bool:
+    """Stop a recorded server: SIGTERM to its process group, SIGKILL after ``grace_s``
+    (``STOP_GRACE_S`` by default)."""
+    stopped = stop_pid(deployment.pid, STOP_GRACE_S if grace_s is None else grace_s)
     (deployments_dir() / f"vllm-{deployment.port}.json").unlink(missing_ok=True)
     return stopped
 

@@ -215,10 +215,10 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
 #: 2 cores a batch of 10 costs about what one request costs: each decoding step reads the
 #: whole model either way), is stopped while the last page of 2 is in flight, and llama.cpp's
 #: server finishes those 2 one at a time (~7 s each with its grammar sampling). With pages of 2
-#: stopped after the first, llama.cpp resumed 10 documents: ~90 s of a 146 s test; now 67 s
-#: here (vLLM's page 18 s, `llm down` 21 s: vLLM's HTTP server waits for the open connections
-#: until the 20 s grace ends, resume 14 s). 12 documents: with 8, the DF filter kept no phrase
-#: for one enriched document, which the audit counts as half-applied.
+#: stopped after the first, llama.cpp resumed 10 documents: ~90 s of a 146 s test; now 57 s
+#: here (vLLM's page 21 s, `llm down` 6 s: vLLM's HTTP server waits for the open connections
+#: until its grace, ``STOP_GRACE_S``, ends; resume 14 s). 12 documents: with 8, the DF filter
+#: kept no phrase for one enriched document, which the audit counts as half-applied.
 STOP_DOCS, STOP_PAGE = 12, 10
 
 
