@@ -1,9 +1,10 @@
 """``sira-seek eval qa --method iter-retgen|rewoo`` end to end as a user runs it: the installed
 command, the real CPU model (Gemma 3 270M base, in-process llama.cpp, few-shot prompts), and
-the session's OpenSearch node holding the wikimh corpus, over 3 HotpotQA questions.
+the session's OpenSearch node holding the wikimh corpus, over 2 HotpotQA questions (every
+question runs the same loop; two still make a run of several).
 
 A missing model is a failure, not a skip. Quality is not asserted (a 270M base model only
-proves the loops run): the printed scores have the documented keys and count 3 questions, and
+proves the loops run): the printed scores have the documented keys and count 2 questions, and
 the predictions file shows each method's loop with real document ids from the cluster.
 """
 
@@ -21,7 +22,9 @@ from sira_seek.seek.results import SeekResult
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
-# Small caps keep 3 questions to a few minutes per method on 2 cores; temperature 0 makes
+QUESTIONS = 2
+
+# Small caps keep the questions to a few minutes per method on 2 cores; temperature 0 makes
 # the run repeatable (no seed to print).
 CPU_CAPS = {
     "SIRA_SEEK_SEEK_DOC_CHARS": "120",
@@ -62,7 +65,7 @@ def test_eval_qa_baseline_on_the_cpu_model(
             "--qa",
             str(wikimh_dir / "qa-hotpotqa.jsonl"),
             "--limit",
-            "3",
+            str(QUESTIONS),
             "--method",
             method,
             "--llm",
@@ -83,13 +86,14 @@ def test_eval_qa_baseline_on_the_cpu_model(
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     check_keys(out, documented("eval qa"), "eval qa", nonempty=set())
-    assert (out["questions"], out["answered"], out["failed"], out["no_gold"]) == (3, 3, 0, 0)
+    n = QUESTIONS
+    assert (out["questions"], out["answered"], out["failed"], out["no_gold"]) == (n, n, 0, 0)
     assert all(0.0 <= out[m] <= 1.0 for m in ("cover_em", "em", "f1"))
 
     results = [
         SeekResult.model_validate_json(line) for line in predictions.read_text().splitlines()
     ]
-    assert len(results) == 3
+    assert len(results) == QUESTIONS
     for result in results:
         assert result.method == method and result.error is None, result.error
         assert result.steps, f"{result.id}: no search recorded"
