@@ -1,7 +1,7 @@
 """Node loss on real 3-node clusters (5 shards, 1 replica): a sync that loses a node
 to SIGKILL, reads that keep answering with one node down, and a rolling restart under a sync.
 
-The single-node scenarios (test_node_restart.py, test_seek_node_restart.py) can only show that
+The single-node scenarios (test_node_restart.py: a sync and a SEEK evaluation) can only show that
 work resumes after an outage; here every shard has a second copy, so the questions are harder:
 does a client given every member's URL carry on while a member (the first URL included) is
 gone, does a point-in-time scan whose shard copies vanish restart instead of skipping
