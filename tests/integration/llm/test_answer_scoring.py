@@ -72,12 +72,12 @@ def test_in_process_llama_cpp_agrees_with_its_server(
     """The same GGUF scores the same text alike in process and behind llama-cpp-python's
     server, token by token.
 
-    The server computes echo log-probabilities in Python, sorting the 262k-token vocabulary at
-    every position (about half a second a token here), so it scores one text, the informed prompt with
-    its answer (33 tokens), instead of the four of `_scores` (103): every position is compared,
-    which is what a wrong token boundary, a BOS mismatch, an off-by-one in the slice or the
-    generated token left in would break, and the answer's last tokens are the ones `_check`
-    bounds."""
+    The server computes echo log-probabilities in Python, sorting the 262k-token vocabulary
+    at every position (about half a second a token here), so it scores one text, the informed
+    prompt with its answer (33 tokens), instead of the four of `_scores` (103): every position
+    is compared, which is what a wrong token boundary, a BOS mismatch, an off-by-one in the
+    slice or the generated token left in would break, and the answer's last tokens are the
+    ones `_check` bounds."""
     served = OpenAICompatibleClient(endpoints=[llama_server.base_url])
     text = INFORMED + "Quilmont"
 
