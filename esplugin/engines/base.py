@@ -42,7 +42,16 @@ GLOBAL_STATS = "dfs_query_then_fetch"
 # Filters per counting search: well below both engines' default bucket limit
 # (search.max_buckets, 65,535), so one search counts the windows of 1,000 phrases.
 FILTERS_PER_SEARCH = 10_000
-_CONTEXT_LOST = ("search_context_missing", "No search context found", "SearchContextMissing")
+# How the engines say a point-in-time page cannot be served any more: the context expired or
+# was freed ("search_context_missing"), or a node that held part of it left the cluster
+# (OpenSearch's TransportSearchAction: HTTP 500 "no node found for id: <node>", seen in a
+# rolling restart). Either way the scan must start again from a new point in time.
+_CONTEXT_LOST = (
+    "search_context_missing",
+    "No search context found",
+    "SearchContextMissing",
+    "no node found for id",
+)
 # Analyzer probes: tries of one probe on a transient error, and the first pause (then doubled).
 ANALYZE_ATTEMPTS = 4
 ANALYZE_BACKOFF_S = 0.5
@@ -58,6 +67,11 @@ def path_segment(name: str) -> str:
     reach another endpoint (``idx/_refresh``); the engines decode it after routing, so a
     wildcard or a list still means what it says."""
     return quote(name, safe="")
+
+
+def context_lost(message: str) -> bool:
+    """Whether an engine error on a point-in-time page means the context is gone."""
+    return any(marker in message for marker in _CONTEXT_LOST)
 
 
 def _with_global_stats(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -575,7 +589,7 @@ class RestBackend(ABC):
         try:
             raw = self.request("POST", "/_search", body=dict(body))
         except SiraSeekEngineError as exc:
-            if any(marker in str(exc) for marker in _CONTEXT_LOST):
+            if context_lost(str(exc)):
                 raise ScanContextLostError(f"the point in time was lost: {exc}") from None
             raise
         shards = raw.get("_shards", {})
