@@ -4,6 +4,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+# The project's dependencies are installed by uv (from PyPI, into the venv): the same versions
+# pip resolves (pip freeze compared), in ~5 s instead of ~70 s for the test extras here, which
+# every `make test` on a clean clone pays. pip stays for the CPU-model installer.
+UV     := $(VENV)/bin/uv
 STAMP  := $(VENV)/.installed
 BASE   := $(VENV)/.installed-base
 CPU    := $(VENV)/.cpu-llm
@@ -16,16 +20,16 @@ DEMO_ARGS ?=
 $(STAMP): pyproject.toml scripts/bootstrap_system.sh
 	bash scripts/bootstrap_system.sh
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,dev]'
+	$(PY) -m pip install -q --upgrade pip uv
+	$(UV) pip install -q --python $(PY) -e '.[test,dev]'
 	touch $(STAMP)
 
 # What the demo needs: the project alone, no test or dev tools (a minute instead of several).
 $(BASE): pyproject.toml scripts/bootstrap_system.sh
 	bash scripts/bootstrap_system.sh
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q --upgrade pip uv
+	$(UV) pip install -q --python $(PY) -e .
 	touch $(BASE)
 
 # The embedded CPU LLM (llama-cpp-python + Gemma 3 270M); compiled once, wheel cached.

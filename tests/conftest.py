@@ -64,12 +64,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``stops_session_vllm`` run last: they stop the session's vLLM server (the
     `llm down` fault), which every other vLLM test needs up. Before them, the tests that read
     the answers of the vLLM run_batch begun in the background by an earlier test
-    (``run_batch_output``, tests/integration/llm/test_vllm_run_batch.py). Stable otherwise."""
+    (``run_batch_output``, tests/integration/llm/test_vllm_run_batch.py), and before those the
+    other tests of the session's vLLM server (``vllm_server``): its start, begun at collection
+    (``pytest_collection_finish``), then overlaps the rest of the suite instead of the first
+    vLLM test waiting for it. Stable otherwise."""
 
     def rank(item: pytest.Item) -> int:
+        fixtures = getattr(item, "fixturenames", ())
         if item.get_closest_marker("stops_session_vllm") is not None:
+            return 3
+        if "run_batch_output" in fixtures:
             return 2
-        return int("run_batch_output" in getattr(item, "fixturenames", ()))
+        return int("vllm_server" in fixtures)
 
     items.sort(key=rank)
 
