@@ -103,6 +103,11 @@ def sira_run(
     results = sira_results(
         backend, index, queries, expander=expander, settings=settings, on_progress=on_progress
     )
+    return run_of(queries, results)
+
+
+def run_of(queries: Sequence[Query], results: Sequence[SiraResult]) -> Run:
+    """qid -> {doc_id: score} of results given in the order of their queries."""
     return {q.id: {h.id: h.score for h in r.hits} for q, r in zip(queries, results, strict=True)}
 
 
@@ -255,9 +260,7 @@ def evaluate_enrichment(
                 backend, index, settings=settings, expander=exp, profile=profile
             )
             results = retriever.search_many([QueryInput(text=q.text, id=q.id) for q in judged])
-            run = {
-                q.id: {h.id: h.score for h in r.hits} for q, r in zip(judged, results, strict=True)
-            }
+            run = run_of(judged, results)
             rows[f"{name} {label} enrichment"] = {
                 **evaluate_run(run, qrels),
                 "queries": len(judged),

@@ -34,7 +34,7 @@ from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import read_qrels, read_queries
 from sira_seek.metrics.retrieval import evaluate_run
 from sira_seek.sira import PrecomputedExpander
-from sira_seek.sira.evaluation import evaluate_bm25, sira_results
+from sira_seek.sira.evaluation import evaluate_bm25, run_of, sira_results
 from sira_seek.sira.results import SiraResult
 
 pytestmark = pytest.mark.integration
@@ -65,10 +65,8 @@ def _layout(be: SearchBackend, index: str, wikimh_dir: Path) -> Layout:
     results = sira_results(
         be, index, queries, expander=PrecomputedExpander.from_file(wikimh_dir / STRONG)
     )
-    run = {q.id: {h.id: h.score for h in r.hits} for q, r in zip(queries, results, strict=True)}
-    return Layout(
-        be, index, results, evaluate_run(run, qrels), evaluate_bm25(be, index, queries, qrels)
-    )
+    metrics = evaluate_run(run_of(queries, results), qrels)
+    return Layout(be, index, results, metrics, evaluate_bm25(be, index, queries, qrels))
 
 
 @pytest.fixture(scope="module")
