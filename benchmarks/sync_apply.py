@@ -77,6 +77,46 @@ def _final_docs(docs: list[Document], records: list[dict[str, Any]]) -> Iterator
         }
 
 
+class TimedBackend:
+    """The real backend with wall time summed per protocol method (a scan's time is the time
+    spent inside its pages), so a run can say where its seconds went."""
+
+    def __init__(self, backend: SearchBackend) -> None:
+        self._backend = backend
+        self.spans: dict[str, list[float]] = {}
+
+    def _add(self, name: str, seconds: float) -> None:
+        span = self.spans.setdefault(name, [0.0, 0])
+        span[0] += seconds
+        span[1] += 1
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._backend, name)
+        if not callable(attr):
+            return attr
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            result = attr(*args, **kwargs)
+            self._add(name, time.perf_counter() - start)
+            if name == "scan":
+                return self._timed_pages(result)
+            return result
+
+        return timed
+
+    def _timed_pages(self, pages: Iterator[Any]) -> Iterator[Any]:
+        while True:
+            start = time.perf_counter()
+            try:
+                page = next(pages)
+            except StopIteration:
+                self._add("scan", time.perf_counter() - start)
+                return
+            self._add("scan", time.perf_counter() - start)
+            yield page
+
+
 def _timed(fn: Any) -> tuple[float, Any]:
     start = time.perf_counter()
     result = fn()
@@ -170,16 +210,18 @@ def main() -> None:
         ingest_corpus(backend, sync_index, corpus)
         settings = SyncSettings(state_dir=work / "state", page_size=args.page_size)
 
-        def apply() -> Any:
+        timed = TimedBackend(backend)
+
+        def apply(on: Any = backend) -> Any:
             source = JsonlPhraseSource(jsonl)
             try:
-                report = SyncRunner(backend, sync_index, source, settings).run()
+                report = SyncRunner(on, sync_index, source, settings).run()
             finally:
                 source.close()
-            backend.refresh(sync_index)
+            on.refresh(sync_index)
             return report
 
-        sync_s, report = _timed(apply)
+        sync_s, report = _timed(lambda: apply(timed))
         assert report.counts.enriched == len(docs), report.counts
         noop_s, noop = _timed(apply)
         assert noop.counts.current == len(docs), noop.counts
@@ -198,6 +240,11 @@ def main() -> None:
             f"(phrases kept {report.counts.phrases_kept}/{report.counts.phrases_proposed}, "
             f"{report.counts.phrases_too_common} too common; {report.df_round_trips} DF requests)"
         )
+        print("  where the apply's time went (engine calls, summed wall time):")
+        for name, (seconds, calls) in sorted(timed.spans.items(), key=lambda kv: -kv[1][0]):
+            print(f"    {name:24s} {seconds:7.2f}s  {calls:5d} calls")
+        engine = sum(seconds for seconds, _ in timed.spans.values())
+        print(f"    {'client (hash, plan, ...)':24s} {sync_s - engine:7.2f}s")
         if args.llm_docs:
             in_flight = [int(n) for n in args.in_flight.split(",") if n.strip()]
             llm_bound(backend, sync_index, args.llm_docs, in_flight, args.llm_spec, work)
