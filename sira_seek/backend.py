@@ -107,6 +107,22 @@ class LiveDocFrequencies(BaseModel):
         return {(c.field, c.term): c.doc_freq for c in self.counts}
 
 
+class TermDocFreqBounds(BaseModel):
+    """Analysed terms with an UPPER BOUND of each one's live document frequency.
+
+    A bound is Lucene's ``docFreq`` summed over one copy of every shard: it still counts the
+    deleted copies updates leave behind until a merge, so it can exceed the live count but never
+    fall below it (each copy's reader holds every live document of its shard). A bound of 0 is
+    therefore an exact 0. Cheap (term dictionary look-ups, no document is visited), but only a
+    bound: a decision it cannot settle needs ``live_doc_freqs``.
+    """
+
+    texts: list[dict[str, dict[str, int]]] = Field(
+        description="One entry per text, in order: field -> {term: DF upper bound}."
+    )
+    round_trips: int = Field(default=1, description="Engine requests the bounds took.")
+
+
 class EngineError(RuntimeError):
     """The cluster refused a request or cannot be reached, explained in plain words.
 
@@ -230,6 +246,14 @@ class SearchBackend(Protocol):
     ) -> LiveDocFrequencies:
         """Live-document DF of each ``(field, term)`` over every shard, plus |C|, in ONE round
         trip (batched internally only beyond engine limits on the number of clauses)."""
+        ...
+
+    def term_doc_freq_bounds(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> TermDocFreqBounds | None:
+        """``analyze_terms`` plus an upper bound of every term's live DF over every shard (see
+        ``TermDocFreqBounds``). None when the target cannot give one bound per shard (several
+        indexes behind an alias, partitioned routing): then count with ``live_doc_freqs``."""
         ...
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:

@@ -27,6 +27,7 @@ from sira_seek.backend import (
     SearchHit,
     SearchResult,
     TermCount,
+    TermDocFreqBounds,
     TermStatistic,
     TextTermStatistics,
 )
@@ -42,6 +43,10 @@ GLOBAL_STATS = "dfs_query_then_fetch"
 # Filters per counting search: well below both engines' default bucket limit
 # (search.max_buckets, 65,535), so one search counts the windows of 1,000 phrases.
 FILTERS_PER_SEARCH = 10_000
+# Artificial documents per `_mtermvectors` request of term_doc_freq_bounds (each text is sent
+# once per shard), and how many routing values are tried to find one for every shard.
+TERMVECTOR_DOCS_PER_REQUEST = 2_000
+ROUTING_PROBES_PER_SHARD = 64
 # How the engines say a point-in-time page cannot be served any more: the context expired or
 # was freed ("search_context_missing"), or a node that held part of it left the cluster
 # (OpenSearch's TransportSearchAction: HTTP 500 "no node found for id: <node>", seen in a
@@ -166,6 +171,8 @@ class RestBackend(ABC):
         self.client = client
         self.info = info
         self._caps: Capabilities | None = None
+        # index -> (its concrete index, one routing value per shard, in shard order)
+        self._shard_routings: dict[str, tuple[str, list[str]]] = {}
 
     # -- transport -----------------------------------------------------------------------
     @abstractmethod
@@ -552,6 +559,100 @@ class RestBackend(ABC):
                 for i, (f, t) in enumerate(chunk)
             ]
         return LiveDocFrequencies(doc_count=doc_count, counts=counts, round_trips=len(chunks))
+
+    def _search_shards(self, index: str, routing: str | None = None) -> list[tuple[str, int]]:
+        """(index, shard) of every shard group a search on ``index`` (with ``routing``) hits."""
+        params = {"routing": routing} if routing is not None else None
+        raw = self.request("GET", f"/{path_segment(index)}/_search_shards", params=params)
+        return sorted(
+            {(str(group[0]["index"]), int(group[0]["shard"])) for group in raw["shards"] if group}
+        )
+
+    def _routing_per_shard(self, index: str) -> list[str] | None:
+        """One routing value that lands on each shard of ``index``, in shard order, found with
+        the engine's own routing (``_search_shards?routing=``) and kept while the index has the
+        same shards. None for several indexes or a routing value that spans shards."""
+        shards = self._search_shards(index)
+        names = {name for name, _ in shards}
+        if len(names) != 1:
+            return None
+        (name,) = names
+        cached = self._shard_routings.get(index)
+        if cached and cached[0] == name and len(cached[1]) == len(shards):
+            return cached[1]
+        found: dict[int, str] = {}
+        for probe in range(ROUTING_PROBES_PER_SHARD * len(shards)):
+            hit = self._search_shards(index, routing=str(probe))
+            if len(hit) != 1:
+                return None  # routing_partition_size > 1: a value spans several shards
+            found.setdefault(hit[0][1], str(probe))
+            if len(found) == len(shards):
+                break
+        if sorted(found) != [shard for _, shard in shards]:
+            return None
+        routings = [found[shard] for shard in sorted(found)]
+        self._shard_routings[index] = (name, routings)
+        return routings
+
+    def term_doc_freq_bounds(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> TermDocFreqBounds | None:
+        """Each text as an artificial document of ``_mtermvectors`` with term statistics, sent
+        once to every shard (a routing value per shard): the fields' own analyzers, and each
+        term's Lucene ``docFreq`` summed over the shards. Per shard it is read from one copy's
+        searcher and counts that copy's deleted documents too, so the sum is an upper bound of
+        the live DF (exact 0 when 0); see ``TermDocFreqBounds``."""
+        if not texts or not fields:
+            return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
+        routings = self._routing_per_shard(index)
+        if routings is None:
+            return None
+        requests = 1
+        docs = []
+        for text in texts:
+            doc: dict[str, Any] = {}
+            for field in fields:
+                _set_path(doc, SUBFIELD_PARENT.get(field, field), text)
+            docs += [
+                {
+                    "doc": doc,
+                    "fields": list(fields),
+                    "routing": routing,
+                    "term_statistics": True,
+                    "field_statistics": False,
+                    "positions": False,
+                    "offsets": False,
+                    "payloads": False,
+                }
+                for routing in routings
+            ]
+        answers: list[Any] = []
+        for start in range(0, len(docs), TERMVECTOR_DOCS_PER_REQUEST):
+            chunk = docs[start : start + TERMVECTOR_DOCS_PER_REQUEST]
+            raw = self.request(
+                "POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": chunk}
+            )
+            answers += raw.get("docs", [])
+            requests += 1
+        if len(answers) != len(docs):
+            raise SiraSeekEngineError(
+                f"term statistics answered {len(answers)} documents for {len(docs)}"
+            )
+        out: list[dict[str, dict[str, int]]] = []
+        for i in range(len(texts)):
+            per_field: dict[str, dict[str, int]] = {f: {} for f in fields}
+            for answer in answers[i * len(routings) : (i + 1) * len(routings)]:
+                if "error" in answer:
+                    raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
+                vectors = answer.get("term_vectors", {})
+                for field in fields:
+                    bounds = per_field[field]
+                    for term, stats in vectors.get(field, {}).get("terms", {}).items():
+                        # A term the shard lacks has no doc_freq: none of its documents.
+                        df = max(0, int(stats.get("doc_freq", 0)))
+                        bounds[term] = bounds.get(term, 0) + df
+            out.append(per_field)
+        return TermDocFreqBounds(texts=out, round_trips=requests)
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
         raw = self.request("GET", f"/{path_segment(index)}/_settings")

@@ -9,12 +9,21 @@ A phrase's DF is bounded by its rarest window (analysed unigram, or bigram from 
 subfield); the phrase is dropped when even that window is too common. Exact for one- and
 two-word phrases.
 
-Two round trips per pack of phrases, whatever the index's size or shard count: the fields'
-analyzers split every phrase into windows, then one search counts each window's LIVE
-documents over every shard (``SearchBackend.live_doc_freqs``). Lucene term statistics are not
-used: they are per shard and count the deleted copies every enrichment write leaves behind,
-so they would drift while the run itself writes, and a resumed run would filter differently
-from an uninterrupted one.
+Every decision is the one exact live counts give (DF over LIVE documents of every shard;
+deleted copies never count), at the cost of counting only what needs counting:
+
+1. one ``_mtermvectors`` request per pack analyses every phrase with the fields' analyzers and
+   reads each window's Lucene ``docFreq`` on every shard (``SearchBackend.term_doc_freq_bounds``).
+   That sum counts the deleted copies every enrichment write leaves behind, so it is an UPPER
+   bound of the live DF: a phrase whose rarest window is within tau * |C| even by the bounds
+   is kept, exactly as the live count would keep it;
+2. only the remaining phrases (a bound above tau * |C|: common words) get their windows counted
+   over live documents (``SearchBackend.live_doc_freqs``, one size-0 search), and are kept or
+   dropped on those exact counts.
+
+A phrase kept on the bound reports ``doc_freq_at_most`` (the bound), not a ``doc_freq``: only
+counted numbers are reported as DF. Where the engine cannot give per-shard bounds (an alias over
+several indexes, partitioned routing), every window is counted, as before.
 """
 
 from __future__ import annotations
@@ -38,7 +47,14 @@ DropReason = Literal["too_common", "no_terms", "too_long"]
 class PhraseVerdict(BaseModel):
     phrase: str
     kept: bool
-    doc_freq: int | None = Field(default=None, description="DF of the rarest window.")
+    doc_freq: int | None = Field(
+        default=None, description="Live DF of the rarest window, when it was counted."
+    )
+    doc_freq_at_most: int | None = Field(
+        default=None,
+        description="When the phrase was kept on an upper bound instead: that bound of the "
+        "rarest window's live DF (Lucene docFreq with deleted copies, over every shard).",
+    )
     reason: DropReason | None = None
 
 
@@ -75,6 +91,16 @@ class CorpusDFFilter:
             out[phrase] = self._memo[phrase]
         return out
 
+    def _rarest(self, windows: dict[tuple[str, str], int]) -> int:
+        """A window's DF summed over the fields of its tier (an upper bound of the union), and
+        the smallest of those sums."""
+        unigram = self.layout.df_unigram_fields
+        tiers: dict[str, int] = {}
+        for (field, term), df in windows.items():
+            tier = f"{'u' if field in unigram else 'n'}:{term}"
+            tiers[tier] = tiers.get(tier, 0) + df
+        return min(tiers.values())
+
     def _check(self, unique: list[str]) -> dict[str, PhraseVerdict]:
         out: dict[str, PhraseVerdict] = {}
         to_check = []
@@ -86,33 +112,74 @@ class CorpusDFFilter:
         if not to_check:
             return out
         unigram = self.layout.df_unigram_fields
-        windows_of: dict[str, dict[tuple[str, str], int]] = {}
+        bounds_of: dict[str, dict[tuple[str, str], int]] = {}
+        counted: dict[str, dict[tuple[str, str], int]] = {}
         for start in range(0, len(to_check), PHRASES_PER_PACK):
             chunk = to_check[start : start + PHRASES_PER_PACK]
-            windows_of |= self._windows(chunk)
-
-        def rarest(windows: dict[tuple[str, str], int]) -> int:
-            # A window's DF summed over the fields of its tier (an upper bound of the union).
-            tiers: dict[str, int] = {}
-            for (field, term), df in windows.items():
-                tier = f"{'u' if field in unigram else 'n'}:{term}"
-                tiers[tier] = tiers.get(tier, 0) + df
-            return min(tiers.values())
-
-        for phrase, windows in windows_of.items():
+            bounds = self._bounds(chunk)
+            if bounds is None:
+                counted |= self._windows(chunk)
+            else:
+                bounds_of |= bounds
+        undecided: dict[str, dict[tuple[str, str], int]] = {}
+        for phrase, windows in bounds_of.items():
             if not any(field in unigram for field, _ in windows):
                 out[phrase] = PhraseVerdict(phrase=phrase, kept=False, reason="no_terms")
                 continue
-            df = rarest(windows)
+            at_most = self._rarest(windows)
+            if at_most <= self.max_df:
+                out[phrase] = PhraseVerdict(phrase=phrase, kept=True, doc_freq_at_most=at_most)
+            else:
+                undecided[phrase] = windows
+        live = self._live_counts(undecided)
+        for phrase, windows in undecided.items():
+            # A window bounded by 0 is in no document at all: it needs no count.
+            counted[phrase] = {w: live[w] if bound else 0 for w, bound in windows.items()}
+        for phrase, windows in counted.items():
+            if not any(field in unigram for field, _ in windows):
+                out[phrase] = PhraseVerdict(phrase=phrase, kept=False, reason="no_terms")
+                continue
+            df = self._rarest(windows)
             kept = df <= self.max_df
             out[phrase] = PhraseVerdict(
                 phrase=phrase, kept=kept, doc_freq=df, reason=None if kept else "too_common"
             )
         return out
 
+    def _fields(self) -> list[str]:
+        return [*self.layout.df_unigram_fields, *self.layout.df_shingle_fields]
+
+    def _bounds(self, phrases: list[str]) -> dict[str, dict[tuple[str, str], int]] | None:
+        """Every phrase's (field, term) windows with an upper bound of their live DF (None
+        when the engine gives no bounds for this index)."""
+        fields = self._fields()
+        bounds = self.backend.term_doc_freq_bounds(self.layout.index, fields, phrases)
+        if bounds is None:
+            return None
+        self.round_trips += bounds.round_trips
+        return {
+            phrase: {(f, t): df for f in fields for t, df in per_field.get(f, {}).items()}
+            for phrase, per_field in zip(phrases, bounds.texts, strict=True)
+        }
+
+    def _live_counts(
+        self, undecided: dict[str, dict[tuple[str, str], int]]
+    ) -> dict[tuple[str, str], int]:
+        """Live DF of every window the bounds left open, in one counting search."""
+        wanted = list(
+            dict.fromkeys(
+                w for windows in undecided.values() for w, bound in windows.items() if bound
+            )
+        )
+        if not wanted:
+            return {}
+        live = self.backend.live_doc_freqs(self.layout.index, wanted)
+        self.round_trips += live.round_trips
+        return live.as_dict()
+
     def _windows(self, phrases: list[str]) -> dict[str, dict[tuple[str, str], int]]:
         """Every phrase's (field, term) windows with their live DF."""
-        fields = [*self.layout.df_unigram_fields, *self.layout.df_shingle_fields]
+        fields = self._fields()
         stats = batch_term_statistics(self.backend, self.layout.index, fields, phrases)
         self.round_trips += stats.round_trips
         return {

@@ -179,6 +179,45 @@ def test_live_doc_freqs_do_not_depend_on_the_shard_layout(
     assert (ts_five.terms[0].doc_freq, ts_five.field_statistics.doc_count) != (5, len(DOCS))
 
 
+# -- term_doc_freq_bounds ------------------------------------------------------------------
+def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
+    target: ContractTarget, new_index: NewIndex
+) -> None:
+    """With no deleted copy the bounds ARE the live counts, on five shards as on one: every
+    shard answered, none twice. After an update the old copy raises the bound, never the live
+    count; a bound of 0 stays an exact 0."""
+    be = target.backend
+    one = new_index(shards=1, docs=DOCS)
+    five = new_index(shards=5, docs=DOCS)
+    probe = _probe(be, one)
+    fields = ["contents", "contents.shingles"]
+    texts = ["green river", "zebra", "moon qqxzzy"]
+    for index in (one, five):
+        bounds = be.term_doc_freq_bounds(index, fields, texts)
+        assert bounds is not None
+        # the same terms as analyze_terms, each bounded by (here: equal to) its live DF
+        terms = be.analyze_terms(index, fields, texts)
+        assert [{f: sorted(b[f]) for f in fields} for b in bounds.texts] == [
+            {f: sorted(t[f]) for f in fields} for t in terms
+        ]
+        live = be.live_doc_freqs(index, probe).as_dict()
+        for per_field in bounds.texts:
+            for field, per_term in per_field.items():
+                for t, bound in per_term.items():
+                    assert bound == be.live_doc_freqs(index, [(field, t)]).counts[0].doc_freq
+        assert bounds.texts[0]["contents"][probe[0][1]] == live[probe[0]] == 5
+        assert bounds.texts[2]["contents"][probe[3][1]] == 0  # qqxzzy: in no document
+
+    result = be.bulk_upsert(five, [{"_id": "c00", "text": "green river near the new mill"}])
+    assert result.succeeded == 1 and not result.errors
+    be.refresh(five)
+    assert be.deleted_docs(five) >= 1
+    (after,) = be.term_doc_freq_bounds(five, ["contents"], ["river"]).texts  # type: ignore[union-attr]
+    assert after["contents"][probe[0][1]] == 6  # the deleted copy counts: only an upper bound
+    assert be.live_doc_freqs(five, [probe[0]]).counts[0].doc_freq == 5
+    assert be.term_doc_freq_bounds(five, fields, []).texts == []  # type: ignore[union-attr]
+
+
 # -- search / msearch / explain ------------------------------------------------------------
 QUERY = {"match": {"contents": "green river zebra boat"}}
 

@@ -48,6 +48,7 @@ from sira_seek.backend import (
     SearchHit,
     SearchResult,
     TermCount,
+    TermDocFreqBounds,
     TermStatistic,
     TextTermStatistics,
 )
@@ -222,6 +223,7 @@ class InMemoryBackend:
         self.put_mappings: list[dict[str, Any]] = []
         self.bulk_calls = 0
         self.before_bulk: Any = None  # hook(backend, updates), run once before the next bulk
+        self.bounds_unavailable = False  # term_doc_freq_bounds answers None (see there)
 
     # -- helpers tests use ---------------------------------------------------------------
     @property
@@ -617,6 +619,29 @@ class InMemoryBackend:
             return []
         self.calls.append(("analyze_terms", (list(fields), list(texts))))
         return [{f: field_terms(f, text) for f in fields} for text in texts]
+
+    def term_doc_freq_bounds(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> TermDocFreqBounds | None:
+        """Like the engines': every shard's ``docFreq`` summed, deleted copies included (an upper
+        bound of the live DF). ``bounds_unavailable`` stands for a target with no bounds."""
+        self.calls.append(("term_doc_freq_bounds", (list(fields), list(texts))))
+        if self.bounds_unavailable:
+            return None
+        idx = self._idx(index)
+        copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
+        return TermDocFreqBounds(
+            texts=[
+                {
+                    f: {
+                        t: sum(t in self._terms_of(idx, c, f) for c in copies)
+                        for t in field_terms(f, text)
+                    }
+                    for f in fields
+                }
+                for text in texts
+            ]
+        )
 
     def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         self.calls.append(("live_doc_freqs", list(terms)))

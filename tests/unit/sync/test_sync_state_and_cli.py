@@ -46,9 +46,10 @@ def test_failures_file_survives_a_torn_last_line(tmp_path: Path) -> None:
     assert store.read_failures()[0].raw_text == "{oops"
 
 
-def test_df_filter_counts_live_documents_in_two_round_trips() -> None:
+def test_df_filter_counts_live_documents_only_where_bounds_leave_it_open() -> None:
     """Deleted copies left by edits must not make a phrase look common: term statistics would
-    (Lucene counts them until a merge), the live counts the filter uses do not."""
+    (Lucene counts them until a merge); the filter only takes them as upper bounds and counts
+    live documents for the phrases those bounds cannot settle."""
     index = InMemoryBackend(DOCS, properties=layout_properties())
     for doc_id in ("d00", "d01", "d02", "d03"):
         index.edit(doc_id, text=f"ocean story {doc_id}")
@@ -61,13 +62,13 @@ def test_df_filter_counts_live_documents_in_two_round_trips() -> None:
     )
     df = CorpusDFFilter(index, layout, tau=0.2, doc_count=20)
     verdicts = df.verdicts(["place7", "brand new", "river", "the", "ocean", "one two three four"])
-    assert verdicts["place7"].kept and verdicts["place7"].doc_freq == 1
-    assert verdicts["brand new"].kept and verdicts["brand new"].doc_freq == 0
+    assert verdicts["place7"].kept and verdicts["place7"].doc_freq_at_most == 1
+    assert verdicts["brand new"].kept and verdicts["brand new"].doc_freq_at_most == 0
     assert not verdicts["river"].kept and verdicts["river"].reason == "too_common"
     assert verdicts["river"].doc_freq == 16  # live docs d04..d19 only
     assert verdicts["ocean"].kept and verdicts["ocean"].doc_freq == 4
     assert verdicts["the"].reason == "no_terms"
-    assert [name for name, _ in index.calls] == ["analyze_terms", "live_doc_freqs"]
+    assert [name for name, _ in index.calls] == ["term_doc_freq_bounds", "live_doc_freqs"]
     assert df.round_trips == 2
     df.verdicts(["place7", "river"])  # memoised: no new round trip
     assert len(index.calls) == 2 and df.round_trips == 2
