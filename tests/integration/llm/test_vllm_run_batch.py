@@ -34,6 +34,7 @@ from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.errors import BackendUnavailableError
 from sira_seek.llm.vllm_server import (
     DEFAULT_SERVED_NAME,
+    cpu_engine_env,
     has_gpu,
     prepare_default_model,
     run_batch_command,
@@ -82,7 +83,8 @@ class BackgroundRunBatch:
                 command,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"},
+                # it runs beside the rest of the suite: one core, not every core of the machine
+                env={**os.environ, **({} if has_gpu() else cpu_engine_env(1, cores=[0]))},
             )
 
     def output(self) -> Path:
