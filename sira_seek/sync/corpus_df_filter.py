@@ -29,16 +29,20 @@ several indexes, partitioned routing), every window is counted, as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from sira_seek.backend import SearchBackend
+from sira_seek.backend import SearchBackend, TermDocFreqBounds
 from sira_seek.sira.term_vectors import batch_term_statistics
 
 from .mapping import EnrichmentLayout
 
-PHRASES_PER_PACK = 1000  # artificial documents per analysis request
+PHRASES_PER_PACK = 500  # artificial documents per analysis request (per shard)
+# Packs of one page in flight at once: an engine answers one request on one search thread per
+# shard, so a second request in flight uses a second core (measured: benchmarks/sync_apply.py).
+PACKS_IN_FLIGHT = 2
 MEMO_LIMIT = 200_000
 
 DropReason = Literal["too_common", "no_terms", "too_long"]
@@ -114,11 +118,13 @@ class CorpusDFFilter:
         unigram = self.layout.df_unigram_fields
         bounds_of: dict[str, dict[tuple[str, str], int]] = {}
         counted: dict[str, dict[tuple[str, str], int]] = {}
-        for start in range(0, len(to_check), PHRASES_PER_PACK):
-            chunk = to_check[start : start + PHRASES_PER_PACK]
-            bounds = self._bounds(chunk)
+        packs = [
+            to_check[start : start + PHRASES_PER_PACK]
+            for start in range(0, len(to_check), PHRASES_PER_PACK)
+        ]
+        for pack, bounds in zip(packs, self._bounds_of_packs(packs), strict=True):
             if bounds is None:
-                counted |= self._windows(chunk)
+                counted |= self._windows(pack)
             else:
                 bounds_of |= bounds
         undecided: dict[str, dict[tuple[str, str], int]] = {}
@@ -149,18 +155,35 @@ class CorpusDFFilter:
     def _fields(self) -> list[str]:
         return [*self.layout.df_unigram_fields, *self.layout.df_shingle_fields]
 
-    def _bounds(self, phrases: list[str]) -> dict[str, dict[tuple[str, str], int]] | None:
-        """Every phrase's (field, term) windows with an upper bound of their live DF (None
-        when the engine gives no bounds for this index)."""
+    def _bounds_of_packs(
+        self, packs: list[list[str]]
+    ) -> list[dict[str, dict[tuple[str, str], int]] | None]:
+        """Every pack's phrases with their (field, term) windows and an upper bound of each
+        window's live DF (None for a pack the engine gives no bounds for), up to
+        ``PACKS_IN_FLIGHT`` requests at once."""
         fields = self._fields()
-        bounds = self.backend.term_doc_freq_bounds(self.layout.index, fields, phrases)
-        if bounds is None:
-            return None
-        self.round_trips += bounds.round_trips
-        return {
-            phrase: {(f, t): df for f in fields for t, df in per_field.get(f, {}).items()}
-            for phrase, per_field in zip(phrases, bounds.texts, strict=True)
-        }
+
+        def request(pack: list[str]) -> TermDocFreqBounds | None:
+            return self.backend.term_doc_freq_bounds(self.layout.index, fields, pack)
+
+        if len(packs) > 1 and PACKS_IN_FLIGHT > 1:
+            with ThreadPoolExecutor(min(PACKS_IN_FLIGHT, len(packs))) as pool:
+                answers = list(pool.map(request, packs))
+        else:
+            answers = [request(pack) for pack in packs]
+        out: list[dict[str, dict[tuple[str, str], int]] | None] = []
+        for pack, bounds in zip(packs, answers, strict=True):
+            if bounds is None:
+                out.append(None)
+                continue
+            self.round_trips += bounds.round_trips
+            out.append(
+                {
+                    phrase: {(f, t): df for f in fields for t, df in per_field.get(f, {}).items()}
+                    for phrase, per_field in zip(pack, bounds.texts, strict=True)
+                }
+            )
+        return out
 
     def _live_counts(
         self, undecided: dict[str, dict[tuple[str, str], int]]
