@@ -2,7 +2,8 @@
 
 A ``llama_cpp.Llama`` is not thread-safe and uses every core it is given, so calls are
 serialised behind a lock and run in a worker thread to keep the event loop free. Constrained
-decoding uses llama.cpp's JSON-schema grammar, so answers to schema requests always parse.
+decoding uses llama.cpp's JSON-schema grammar, so answers to schema requests always parse
+(greedy ones checked argmax first, ``llamacpp_greedy_grammar``).
 """
 
 from __future__ import annotations
@@ -60,12 +61,14 @@ class LlamaCppClient:
     def _model(self) -> Any:
         if self._llama is None:
             try:
-                from llama_cpp import Llama
+                # greedy schema answers check the argmax against the grammar first: same
+                # tokens, about 3x faster here (llamacpp_greedy_grammar.py)
+                from sira_seek.llm.llamacpp_greedy_grammar import GreedyGrammarLlama
             except ImportError as exc:
                 raise BackendUnavailableError(
                     "llama-cpp-python is not installed; run sira-seek llm install cpu"
                 ) from exc
-            self._llama = Llama(
+            self._llama = GreedyGrammarLlama(
                 model_path=str(self.model_path),
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
