@@ -43,9 +43,7 @@ GLOBAL_STATS = "dfs_query_then_fetch"
 # Filters per counting search: well below both engines' default bucket limit
 # (search.max_buckets, 65,535), so one search counts the windows of 1,000 phrases.
 FILTERS_PER_SEARCH = 10_000
-# Artificial documents per `_mtermvectors` request of term_doc_freq_bounds (each text is sent
-# once per shard), and how many routing values are tried to find one for every shard.
-TERMVECTOR_DOCS_PER_REQUEST = 2_000
+# How many routing values term_doc_freq_bounds tries to find one for every shard.
 ROUTING_PROBES_PER_SHARD = 64
 # How the engines say a point-in-time page cannot be served any more: the context expired or
 # was freed ("search_context_missing"), or a node that held part of it left the cluster
@@ -91,6 +89,19 @@ def _set_path(doc: dict[str, Any], path: str, value: Any) -> None:
     for part in parents:
         node = node.setdefault(part, {})
     node[leaf] = value
+
+
+def _field_spec(props: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    """The mapping of a dotted field path: object properties or multi-fields."""
+    node: Mapping[str, Any] = props
+    spec: Mapping[str, Any] | None = None
+    for part in path.split("."):
+        if spec is not None:
+            node = spec.get("properties") or spec.get("fields") or {}
+        spec = node.get(part)
+        if spec is None:
+            return None
+    return spec
 
 
 def _hit(raw: Mapping[str, Any]) -> SearchHit:
@@ -173,6 +184,8 @@ class RestBackend(ABC):
         self._caps: Capabilities | None = None
         # index -> (its concrete index, one routing value per shard, in shard order)
         self._shard_routings: dict[str, tuple[str, list[str]]] = {}
+        # index -> field -> what makes its terms (its index analyzer), for _analysis_twins
+        self._analyzer_keys: dict[str, dict[str, Any]] = {}
 
     # -- transport -----------------------------------------------------------------------
     @abstractmethod
@@ -594,65 +607,100 @@ class RestBackend(ABC):
         self._shard_routings[index] = (name, routings)
         return routings
 
+    def _analysis_twins(self, index: str, fields: Sequence[str]) -> dict[str, str]:
+        """Field -> the first of ``fields`` with the same index analyzer (text fields whose
+        mapping names the same ``analyzer``, or none: the index default): they make the same
+        terms of any text, so one of them is analysed for all. A field not found in the
+        mapping (or mapped differently behind an alias) is its own twin."""
+        cache = self._analyzer_keys.setdefault(index, {})
+        if any(f not in cache for f in fields):
+            specs: dict[str, set[Any]] = {f: set() for f in fields}
+            for body in self.get_mapping(index).values():
+                props = body.get("mappings", {}).get("properties", {})
+                for field in fields:
+                    spec = _field_spec(props, field)
+                    if spec is not None and spec.get("type") == "text":
+                        specs[field].add(spec.get("analyzer"))
+                    else:
+                        specs[field].add(object())
+            for field, keys in specs.items():
+                cache[field] = next(iter(keys)) if len(keys) == 1 else object()
+        first: dict[Any, str] = {}
+        return {f: first.setdefault(cache[f], f) for f in fields}
+
     def term_doc_freq_bounds(
         self, index: str, fields: Sequence[str], texts: Sequence[str]
     ) -> TermDocFreqBounds | None:
-        """Each text as an artificial document of ``_mtermvectors`` with term statistics, sent
-        once to every shard (a routing value per shard): the fields' own analyzers, and each
-        term's Lucene ``docFreq`` summed over the shards. Per shard it is read from one copy's
-        searcher and counts that copy's deleted documents too, so the sum is an upper bound of
-        the live DF (exact 0 when 0); see ``TermDocFreqBounds``."""
+        """Two requests beside ``_search_shards``, whatever the number of texts or shards:
+
+        1. analysis (``analyze_terms``): every text as an artificial document, each distinct
+           analyzer once (fields sharing one, such as title and text, make the same terms);
+        2. statistics: one artificial document per shard (its routing value) holding every
+           distinct term once, analysed with the ``keyword`` analyzer so that each term is
+           looked up exactly as given, with term statistics: its Lucene ``docFreq`` on that
+           shard, summed over the shards.
+
+        Per shard the count is read from one copy's searcher and includes that copy's deleted
+        documents, so the sum is an upper bound of the live DF (exact 0 when 0); see
+        ``TermDocFreqBounds``."""
         if not texts or not fields:
             return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
         routings = self._routing_per_shard(index)
         if routings is None:
             return None
-        requests = 1
-        docs = []
-        for text in texts:
-            doc: dict[str, Any] = {}
-            for field in fields:
-                _set_path(doc, SUBFIELD_PARENT.get(field, field), text)
-            docs += [
-                {
-                    "doc": doc,
-                    "fields": list(fields),
-                    "routing": routing,
-                    "term_statistics": True,
-                    "field_statistics": False,
-                    "positions": False,
-                    "offsets": False,
-                    "payloads": False,
-                }
-                for routing in routings
-            ]
-        answers: list[Any] = []
-        for start in range(0, len(docs), TERMVECTOR_DOCS_PER_REQUEST):
-            chunk = docs[start : start + TERMVECTOR_DOCS_PER_REQUEST]
-            raw = self.request(
-                "POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": chunk}
-            )
-            answers += raw.get("docs", [])
-            requests += 1
+        twin = self._analysis_twins(index, fields)
+        analysed = self.analyze_terms(index, list(dict.fromkeys(twin.values())), texts)
+        terms_of = [{f: per_text[twin[f]] for f in fields} for per_text in analysed]
+        wanted: dict[str, dict[str, None]] = {f: {} for f in fields}
+        for per_text in terms_of:
+            for field, analysed_terms in per_text.items():
+                wanted[field].update(dict.fromkeys(analysed_terms))
+        values: dict[str, dict[str, None]] = {}
+        for field, field_terms in wanted.items():
+            values.setdefault(SUBFIELD_PARENT.get(field, field), {}).update(field_terms)
+        doc: dict[str, Any] = {}
+        for parent, parent_terms in values.items():
+            _set_path(doc, parent, list(parent_terms))
+        docs = [
+            {
+                "doc": doc,
+                "fields": list(fields),
+                "per_field_analyzer": {f: "keyword" for f in fields},
+                "routing": routing,
+                "term_statistics": True,
+                "field_statistics": False,
+                "positions": False,
+                "offsets": False,
+                "payloads": False,
+            }
+            for routing in routings
+        ]
+        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
+        answers = raw.get("docs", [])
         if len(answers) != len(docs):
             raise SiraSeekEngineError(
-                f"term statistics answered {len(answers)} documents for {len(docs)}"
+                f"term statistics answered {len(answers)} documents for {len(docs)} shards"
             )
-        out: list[dict[str, dict[str, int]]] = []
-        for i in range(len(texts)):
-            per_field: dict[str, dict[str, int]] = {f: {} for f in fields}
-            for answer in answers[i * len(routings) : (i + 1) * len(routings)]:
-                if "error" in answer:
-                    raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
-                vectors = answer.get("term_vectors", {})
-                for field in fields:
-                    bounds = per_field[field]
-                    for term, stats in vectors.get(field, {}).get("terms", {}).items():
-                        # A term the shard lacks has no doc_freq: none of its documents.
-                        df = max(0, int(stats.get("doc_freq", 0)))
-                        bounds[term] = bounds.get(term, 0) + df
-            out.append(per_field)
-        return TermDocFreqBounds(texts=out, round_trips=requests)
+        df: dict[tuple[str, str], int] = {}
+        for answer in answers:
+            if "error" in answer:
+                raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
+            vectors = answer.get("term_vectors", {})
+            for field, field_terms in wanted.items():
+                found = vectors.get(field, {}).get("terms", {})
+                for term in field_terms:
+                    if term not in found:  # every term must have been looked up as given
+                        raise SiraSeekEngineError(
+                            f"term statistics of {field} did not look up {term!r} as given"
+                        )
+                    # A term the shard lacks has no doc_freq: none of its documents.
+                    count = max(0, int(found[term].get("doc_freq", 0)))
+                    df[(field, term)] = df.get((field, term), 0) + count
+        out = [
+            {f: {t: df[(f, t)] for t in terms} for f, terms in per_text.items()}
+            for per_text in terms_of
+        ]
+        return TermDocFreqBounds(texts=out, round_trips=3)
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
         raw = self.request("GET", f"/{path_segment(index)}/_settings")

@@ -190,8 +190,8 @@ def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
     one = new_index(shards=1, docs=DOCS)
     five = new_index(shards=5, docs=DOCS)
     probe = _probe(be, one)
-    fields = ["contents", "contents.shingles"]
-    texts = ["green river", "zebra", "moon qqxzzy"]
+    fields = ["contents", "contents.shingles", "title", "text"]  # title and text: one analyzer
+    texts = ["green river", "zebra", "moon qqxzzy", "Note 3 river"]
     for index in (one, five):
         bounds = be.term_doc_freq_bounds(index, fields, texts)
         assert bounds is not None
