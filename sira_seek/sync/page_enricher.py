@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sira_seek.backend import PartialUpdate, SearchBackend, SearchHit
+from sira_seek.backend import BulkResult, PartialUpdate, SearchBackend, SearchHit
 from sira_seek.fields import CATEGORIES, PHRASES
 
 from .checkpoint import RunStateStore
@@ -36,6 +36,16 @@ Reread = Callable[[SearchHit], WorkItem | None]
 
 def _sub(name: str) -> str:
     return name.split(".", 1)[1]
+
+
+@dataclass(kw_only=True)
+class PreparedPage:
+    """One page proposed and filtered, not written yet."""
+
+    items: list[WorkItem]
+    updates: list[PartialUpdate]
+    enriched_ids: set[str]
+    attempt: int = 0
 
 
 @dataclass(kw_only=True)
@@ -68,6 +78,17 @@ class PageEnricher:
         }
 
     def enrich(self, items: list[WorkItem], attempt: int = 0) -> None:
+        """Propose, filter, write and tally one page, in that order."""
+        page = self.prepare(items, attempt)
+        self.finish(page, self.write(page))
+
+    def write(self, page: PreparedPage) -> BulkResult:
+        """The page's guarded partial updates: the one step that may run beside the next
+        page's proposals and DF filter (it touches nothing but the cluster)."""
+        return self.backend.bulk_partial_update(self.index, page.updates)
+
+    def prepare(self, items: list[WorkItem], attempt: int = 0) -> PreparedPage:
+        """Propose and filter: the page's updates, with its failures already on disk."""
         outcomes = self.source.propose(items)
         proposals = [o for o in outcomes if isinstance(o, PhraseProposal)]
         # One DF round trip for the whole page; the per-document lookups below hit this memo.
@@ -130,7 +151,18 @@ class PageEnricher:
             )
         # Failures are on disk before the index says "failed": a kill in between loses nothing.
         self.store.record_failures(failures)
-        result = self.backend.bulk_partial_update(self.index, updates)
+        return PreparedPage(
+            items=items, updates=updates, enriched_ids=enriched_ids, attempt=attempt
+        )
+
+    def finish(self, page: PreparedPage, result: BulkResult) -> None:
+        """Tally the page's write and redo the documents that changed since they were read."""
+        items, updates, enriched_ids, attempt = (
+            page.items,
+            page.updates,
+            page.enriched_ids,
+            page.attempt,
+        )
         errors = {e.id: e for e in result.errors}
         conflicts = [i for i in items if i.doc_id in errors and errors[i.doc_id].status == 409]
         for err in result.errors:

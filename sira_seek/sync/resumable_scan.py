@@ -9,7 +9,7 @@ what to do with each page.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from sira_seek.backend import ScanContextLostError, SearchBackend, SearchHit
@@ -54,6 +54,7 @@ def scan_pages(
     exclude_done: bool,
     restartable: bool,
     counts: RunCounts,
+    before_restart: Callable[[], None] | None = None,
 ) -> Generator[list[SearchHit], None, None]:
     """Scan pages; when the point in time expires (an LLM page outlasted its keep-alive),
     scan again leaving out what this run already wrote, as a resume does.
@@ -63,7 +64,8 @@ def scan_pages(
     before its first page (in a rolling restart the next member goes down right after the
     previous one is back) waits a little longer each time and gives up after
     ``MAX_STALLED_RESTARTS`` such restarts in a row, so a cluster that stays broken still
-    stops the run. Each restart is counted in ``counts``.
+    stops the run. Each restart is counted in ``counts``. ``before_restart`` runs first (the
+    runner finishes a write still in flight, so the new scan sees it as done).
     """
     stalled = 0
     while True:
@@ -80,6 +82,8 @@ def scan_pages(
             stalled = 0 if progressed else stalled + 1
             if not restartable or stalled > MAX_STALLED_RESTARTS:
                 raise
+        if before_restart is not None:
+            before_restart()
         counts.add("scan_restarts")
         if stalled:
             time.sleep(STALLED_WAIT_S * stalled)

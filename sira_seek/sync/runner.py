@@ -16,15 +16,17 @@ import functools
 import itertools
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
-from sira_seek.backend import SearchBackend, SearchHit
+from sira_seek.backend import BulkResult, SearchBackend, SearchHit
 from sira_seek.input_errors import InputError
 
 from .checkpoint import Checkpoint, RunStateStore
 from .corpus_df_filter import CorpusDFFilter
 from .freshness import doc_state
 from .mapping import EnrichmentLayout, ensure_enrichment_mapping
-from .page_enricher import PageEnricher
+from .page_enricher import PageEnricher, PreparedPage
 from .phrase_sources import PhraseSource
 from .records import EnrichmentFingerprint, SyncMetadata, utc_now_ms
 from .resumable_scan import scan_pages
@@ -35,6 +37,16 @@ from .source_text import document_text, source_hash
 from .work_items import WorkItem
 
 ProgressCallback = Callable[[int, RunCounts], None]
+
+
+@dataclass
+class _PendingPage:
+    """A page whose write may still be running: its size, its tallies so far, the write."""
+
+    size: int
+    counts: RunCounts
+    prepared: PreparedPage | None
+    write: Future[BulkResult] | None
 
 
 class ResumeMismatchError(InputError):
@@ -107,19 +119,35 @@ class SyncRunner:
             max_conflict_retries=self.settings.max_conflict_retries,
             reread=functools.partial(self._work_item, count=False),
         )
+        # A page's write runs beside the next page's scan, proposals and DF filter (two cores
+        # instead of one); it is joined, tallied and checkpointed before the next one starts.
+        pending: list[_PendingPage] = []
+
+        def finish_pending() -> None:
+            while pending:
+                self._finish(pending.pop(), enricher, checkpoint)
+
         # Closed here when a page fails: left to garbage collection, the scan (and its point
         # in time) outlives the error, and closing it at interpreter exit can hang sira-sync.
-        with contextlib.closing(self._pages(checkpoint, exclude_done=resumed)) as pages:
-            for page in pages:
-                items = self._plan(page)
-                if items and not self.dry_run:
-                    enricher.enrich(items)
-                if not self.dry_run:
-                    checkpoint.pages += 1
-                    checkpoint.counts = self.counts.model_dump()
-                    self.store.save(checkpoint)
-                if self.on_page:
-                    self.on_page(len(page), self.counts)
+        with (
+            ThreadPoolExecutor(1) as writer,
+            contextlib.closing(
+                self._pages(checkpoint, exclude_done=resumed, before_restart=finish_pending)
+            ) as pages,
+        ):
+            try:
+                for page in pages:
+                    page_counts, prepared = self._prepare(page, enricher)
+                    finish_pending()
+                    write = writer.submit(enricher.write, prepared) if prepared else None
+                    pending.append(_PendingPage(len(page), page_counts, prepared, write))
+            except BaseException:
+                # The page already sent is written: tally and checkpoint it, as a run that
+                # fails between pages would have, then fail with the original error.
+                with contextlib.suppress(Exception):
+                    finish_pending()
+                raise
+            finish_pending()
         if not self.dry_run:
             # What the command reports as written is searchable when it returns.
             self.backend.refresh(self.index)
@@ -131,8 +159,42 @@ class SyncRunner:
             checkpoint, layout, resumed, doc_count, seconds, enricher.write_error_samples
         )
 
+    def _prepare(
+        self, page: list[SearchHit], enricher: PageEnricher
+    ) -> tuple[RunCounts, PreparedPage | None]:
+        """Decide, propose and filter one page, tallied apart from the run's counts: they are
+        merged when the page's write is done, so a checkpoint never counts a page it has not
+        written."""
+        run_counts = self.counts
+        self.counts = enricher.counts = RunCounts()
+        try:
+            items = self._plan(page)
+            prepared = enricher.prepare(items) if items and not self.dry_run else None
+            return self.counts, prepared
+        finally:
+            self.counts = enricher.counts = run_counts
+
+    def _finish(self, done: _PendingPage, enricher: PageEnricher, checkpoint: Checkpoint) -> None:
+        """Join one page's write, tally it (re-doing documents changed meanwhile), checkpoint."""
+        result = done.write.result() if done.write is not None else None
+        for name, value in done.counts.model_dump().items():
+            if value:
+                self.counts.add(name, value)
+        if done.prepared is not None and result is not None:
+            enricher.finish(done.prepared, result)
+        if not self.dry_run:
+            checkpoint.pages += 1
+            checkpoint.counts = self.counts.model_dump()
+            self.store.save(checkpoint)
+        if self.on_page:
+            self.on_page(done.size, self.counts)
+
     def _pages(
-        self, checkpoint: Checkpoint, *, exclude_done: bool
+        self,
+        checkpoint: Checkpoint,
+        *,
+        exclude_done: bool,
+        before_restart: Callable[[], None] | None = None,
     ) -> Generator[list[SearchHit], None, None]:
         return scan_pages(
             self.backend,
@@ -143,6 +205,7 @@ class SyncRunner:
             exclude_done=exclude_done,
             restartable=not self.dry_run,
             counts=self.counts,
+            before_restart=before_restart,
         )
 
     def _checkpoint(self) -> tuple[Checkpoint, bool]:

@@ -10,8 +10,9 @@ from conftest import DOCS, standard_records, write_jsonl
 from in_memory_backend import InMemoryBackend
 from sync_doubles import layout_properties
 
-from sira_seek.backend import ScanContextLostError
+from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.sync import resumable_scan
+from sira_seek.sync.checkpoint import RunStateStore
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.phrase_sources import JsonlPhraseSource
 from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
@@ -194,6 +195,31 @@ def test_resume_after_a_crash_skips_what_was_written(
     other.prompt_id = "other"
     # The run finished: --resume with another prompt starts a fresh run instead of refusing.
     assert _run(memory_index, other, settings, resume=True).resumed is False
+
+
+def test_a_failed_write_stops_the_run_with_only_written_pages_checkpointed(
+    memory_index: InMemoryBackend, settings: SyncSettings, tmp_path: Path
+) -> None:
+    """A page's write runs beside the next page's preparation: when it fails, the run fails
+    with the engine's error, the checkpoint counts the pages written before it and nothing of
+    the page prepared meanwhile, and a resume finishes the job."""
+
+    def fail_the_second_write(backend: InMemoryBackend, updates: list) -> None:
+        def fail(backend: InMemoryBackend, updates: list) -> None:
+            raise EngineError("the cluster refused the bulk request")
+
+        backend.before_bulk = fail
+
+    memory_index.before_bulk = fail_the_second_write
+    with pytest.raises(EngineError, match="refused the bulk"):
+        _run(memory_index, _source(tmp_path), settings)
+    saved = RunStateStore(settings.state_dir, "idx", SliceSpec()).load()
+    assert saved is not None and saved.pages == 1 and not saved.finished
+    assert saved.counts["seen"] == 7 and saved.counts["enriched"] == 7
+    assert sum(d.version == 2 for d in memory_index.docs.values()) == 7
+    resumed = _run(memory_index, _source(tmp_path), settings, resume=True)
+    assert resumed.counts.seen == 20 and resumed.counts.enriched == 20
+    assert all(d.version == 2 for d in memory_index.docs.values())
 
 
 def test_resume_refuses_another_runs_checkpoint(
