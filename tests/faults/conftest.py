@@ -52,9 +52,22 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
 
 
 @pytest.fixture(scope="session")
-def second_node(node_urls: dict[str, str]) -> Iterator[LocalNode]:
-    """A second OpenSearch node of our own (the session's node is shared by other tests),
-    started once for the tests that stop and restart a node; each uses its own index."""
+def restart_node(node_urls: dict[str, str]) -> Iterator[LocalNode]:
+    """The OpenSearch node the restart scenario stops and starts again (its indexes are its own).
+
+    The session's local node when the session's OpenSearch URL is that node: its restart costs
+    about ten seconds and every index on it comes back from disk (``up`` waits for yellow
+    health), where a second node cost a 20-30 s start of its own. A node the user named
+    (``SIRA_SEEK_TEST_OPENSEARCH_URL`` elsewhere) is never stopped: a second node of our own
+    then, in its own folder and port."""
+    session = LocalNode(NodeSettings(), "opensearch")
+    state = session.running()
+    if state is not None and state.url.rstrip("/") == node_urls["opensearch"].rstrip("/"):
+        try:
+            yield session
+        finally:
+            session.up()  # whatever the scenario did, the session's later tests need it
+        return
     shared = NodeSettings()
     install_distribution(LocalNode(shared, "opensearch").spec, shared.home)
     # pytest's tmp_path sits under a root-only folder; the node's service user must reach this.
@@ -70,14 +83,3 @@ def second_node(node_urls: dict[str, str]) -> Iterator[LocalNode]:
     finally:
         node.down()
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def own_node(second_node: LocalNode) -> LocalNode:
-    """The second node, up (started on first use; a test that stopped it and failed before
-    restarting it does not leave the next test without it)."""
-    try:
-        second_node.up()
-    except Exception as exc:
-        pytest.fail(f"could not start a second OpenSearch node: {exc}", pytrace=False)
-    return second_node

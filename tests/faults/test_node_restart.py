@@ -2,7 +2,8 @@
 (never reports success) and its ``--resume`` completes it; a SEEK evaluation redoes on resume
 the questions whose searches failed and does not ask finished ones again.
 
-Both workloads run at once on the fault suite's second OpenSearch node and share ONE outage
+Both workloads run at once on the session's OpenSearch node (``restart_node``: a node of
+their own when the user named the session's) and share ONE outage
 (``outage``): the node is stopped while the sync writes and the evaluation has answered a few
 questions, and restarted once the sync has exited. What each scenario checks is unchanged; a
 node restart (about ten seconds here) is paid once instead of twice.
@@ -14,6 +15,7 @@ import json
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +46,8 @@ REPLY = (
     "The documents name a director.\n<answer>yes</answer>"
 )
 N_QUESTIONS = 24
-SYNC_INDEX, SEEK_INDEX = "fault-restart", "seek-restart"
+RUN = uuid.uuid4().hex[:8]
+SYNC_INDEX, SEEK_INDEX = f"fault-restart-{RUN}", f"seek-restart-{RUN}"
 
 
 @dataclass
@@ -87,14 +90,14 @@ def _checkpoint_audit(checkpoint: Path) -> tuple[int, int, int, int]:
 
 @pytest.fixture(scope="module")
 def outage(
-    second_node: LocalNode, wikimh_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    restart_node: LocalNode, wikimh_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Outage]:
     tmp = tmp_path_factory.mktemp("node-restart")
     try:
-        second_node.up()
+        restart_node.up()
     except Exception as exc:
-        pytest.fail(f"could not start a second OpenSearch node: {exc}", pytrace=False)
-    state = second_node.state()
+        pytest.fail(f"could not start the OpenSearch node to restart: {exc}", pytrace=False)
+    state = restart_node.state()
     assert state is not None
     backend = connect(ClusterSettings(url=state.url))
     corpus, jsonl, docs = corpus_and_enrichments(wikimh_dir, tmp, 300)
@@ -144,12 +147,12 @@ def outage(
             running = (sync_proc.poll() is None, eval_proc.poll() is None)
             print(f"\n  stopping the node with {_lines(checkpoint)} questions done")
             mark("stop")
-            assert second_node.down()  # the node goes away mid-run
+            assert restart_node.down()  # the node goes away mid-run
             mark("stopped")
             out, err = sync_proc.communicate(timeout=300)
             sync_first = subprocess.CompletedProcess(sync, sync_proc.returncode, out, err)
             mark("sync exited")
-            second_node.up()  # same data folder, same port
+            restart_node.up()  # same data folder, same port
             mark("node up")
             stub.default = StubReply(text=REPLY)  # the rest of the run need not be slow
             _, eval_err = eval_proc.communicate(timeout=300)
@@ -189,6 +192,8 @@ def outage(
         running[0], sync_first, sync_resumed, sync_audit, running[1], eval_err, eval_rerun,
         eval_audit,
     )  # fmt: skip
+    for index in (SYNC_INDEX, SEEK_INDEX):
+        backend.delete_index(index)
 
 
 def test_node_stopped_and_restarted_during_sync(outage: Outage) -> None:
