@@ -62,9 +62,10 @@ demo: $(BASE)
 vllm-env:
 	bash sira_seek/llm/installers/install_vllm.sh
 
+# The unit tests run beside the rest of the suite (scripts/run_suite.sh says why).
 test: $(CPU) vllm-env
 	bash scripts/bootstrap_system.sh --browser
-	$(PY) -m pytest
+	bash scripts/run_suite.sh $(PY)
 
 unit: $(STAMP)
 	$(PY) -m pytest tests/unit
