@@ -173,6 +173,17 @@ def _reason(error: Any) -> str:
     return str(error)
 
 
+def _vector_flags(*, terms: bool, fields: bool) -> dict[str, bool]:
+    """The ``_mtermvectors`` switches of one artificial document: statistics as asked, never
+    positions, offsets or payloads (no caller reads them, and they cost on every shard)."""
+    return {
+        "term_statistics": terms,
+        "field_statistics": fields,
+        "positions": False,
+        "offsets": False,
+        "payloads": False,
+    }
+
 class RestBackend(ABC):
     """A ``SearchBackend`` implemented over raw REST calls."""
 
@@ -456,11 +467,7 @@ class RestBackend(ABC):
                 "_index": index,
                 "doc": {doc_field: text},
                 "fields": [field],
-                "term_statistics": True,
-                "field_statistics": True,
-                "positions": False,
-                "offsets": False,
-                "payloads": False,
+                **_vector_flags(terms=True, fields=True),
             }
             for text in texts
         ]
@@ -512,11 +519,7 @@ class RestBackend(ABC):
                 {
                     "doc": doc,
                     "fields": list(fields),
-                    "term_statistics": False,
-                    "field_statistics": False,
-                    "positions": False,
-                    "offsets": False,
-                    "payloads": False,
+                    **_vector_flags(terms=False, fields=False),
                 }
             )
         raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
@@ -667,11 +670,7 @@ class RestBackend(ABC):
                 "fields": list(fields),
                 "per_field_analyzer": {f: "keyword" for f in fields},
                 "routing": routing,
-                "term_statistics": True,
-                "field_statistics": False,
-                "positions": False,
-                "offsets": False,
-                "payloads": False,
+                **_vector_flags(terms=True, fields=False),
             }
             for routing in routings
         ]
