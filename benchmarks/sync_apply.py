@@ -50,8 +50,13 @@ from sira_seek.sync import JsonlPhraseSource, LLMPhraseSource, SliceSpec, SyncRu
 from sira_seek.sync.corpus_df_filter import CorpusDFFilter
 
 DF_FILTER = "DF filter (wall)"
-OVERLAPPED = {DF_FILTER, "term_doc_freq_bounds", "live_doc_freqs", "analyze_terms"}
-OVERLAPPED |= {"bulk_partial_update"}
+OVERLAPPED = {
+    DF_FILTER,
+    "term_doc_freq_bounds",
+    "live_doc_freqs",
+    "analyze_terms",
+    "bulk_partial_update",
+}
 
 
 def synthetic_enrichment(docs: list[Document], seed: int = 0) -> list[dict[str, Any]]:

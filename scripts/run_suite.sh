@@ -12,7 +12,6 @@ set -uo pipefail
 py=$1
 shift
 unit_log=$(mktemp "${TMPDIR:-/tmp}/sira-seek-unit.XXXXXX")
-trap 'rm -f "$unit_log"' EXIT
 
 # no cache plugin on this side: both runs would write .pytest_cache at once
 nice -n 10 "$py" -m pytest tests/unit -p no:cacheprovider >"$unit_log" 2>&1 &
