@@ -10,6 +10,13 @@ work. Each level runs ``--rounds`` API/direct pairs (default 3), alternating whi
 first, and reports each side's medians. Bounded: ``--requests`` per level and round (default
 200), loopback only.
 
+Beside the times, the CPU each side spends per request, which other load on a shared machine
+moves less than wall time (it still moves it: cores and caches are shared): the ``serve``
+process's (and its workers') user+system time per API request, this process's per direct
+search (the library's work; the API side's clients' CPU is printed apart), and the node's per
+request on either side (read from ``/proc``: Linux; the node is the local process listening on
+the URL's port, ``n/a`` when there is none).
+
     python benchmarks/http_load.py --url http://127.0.0.1:9410 --engine opensearch
 
 The index (default ``sira-bench-wikimh``) is ingested from the wikimh data when missing.
@@ -30,6 +37,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from _cluster import add_cluster_args, wikimh_backend
@@ -72,6 +80,94 @@ def start_server(url: str, index: str, workers: int = 1) -> tuple[subprocess.Pop
     raise SystemExit("sira-seek serve did not become healthy within 60 s")
 
 
+TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        # The command name (field 2) may hold spaces: split after its closing parenthesis.
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def tree_cpu_s(root: int) -> float:
+    """User+system CPU seconds of ``root`` and its living descendants (``serve --workers``
+    forks workers under a supervisor), from ``/proc/PID/stat``."""
+    parent: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields is not None:
+            parent[int(entry.name)] = int(fields[1])
+            times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / TICKS_PER_S
+    tree, frontier = {root}, [root]
+    while frontier:
+        pid = frontier.pop()
+        children = [p for p, pp in parent.items() if pp == pid and p not in tree]
+        tree.update(children)
+        frontier += children
+    return sum(times.get(pid, 0.0) for pid in tree)
+
+
+def listener_pid(port: int) -> int | None:
+    """The local process listening on TCP ``port`` (the node), or None."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{cols[9]}]")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fds = list((entry / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) in inodes:
+                    return int(entry.name)
+            except OSError:
+                continue
+    return None
+
+
+class CpuMeter:
+    """CPU milliseconds per request of this process, the server and the node, over one load."""
+
+    def __init__(self, server_pid: int | None, node_pid: int | None) -> None:
+        self.server_pid = server_pid
+        self.node_pid = node_pid
+
+    def snapshot(self) -> tuple[float, float | None, float | None]:
+        return (
+            time.process_time(),
+            tree_cpu_s(self.server_pid) if self.server_pid else None,
+            tree_cpu_s(self.node_pid) if self.node_pid else None,
+        )
+
+    @staticmethod
+    def per_request(
+        before: tuple[float, float | None, float | None],
+        after: tuple[float, float | None, float | None],
+        n: int,
+    ) -> dict[str, float]:
+        names = ("self_cpu_ms", "server_cpu_ms", "node_cpu_ms")
+        return {
+            name: round((b - a) * 1000 / n, 2)
+            for name, a, b in zip(names, before, after, strict=True)
+            if a is not None and b is not None
+        }
+
+
 def summarise(latencies_ms: list[float], wall_s: float) -> dict[str, float]:
     return {
         "rps": round(len(latencies_ms) / wall_s, 1),
@@ -83,7 +179,11 @@ def summarise(latencies_ms: list[float], wall_s: float) -> dict[str, float]:
 
 def median_row(rows: list[dict[str, float]]) -> dict[str, float]:
     """Each figure's median over the rounds (``statistics.median``)."""
-    return {key: round(statistics.median(r[key] for r in rows), 1) for key in rows[0]}
+    return {key: round(statistics.median(r[key] for r in rows), 2) for key in rows[0]}
+
+
+def cpu_cell(row: dict[str, float], key: str) -> str:
+    return f"{row[key]:.2f}" if key in row else "n/a"
 
 
 async def load_http(
@@ -164,20 +264,35 @@ def main() -> None:
     expected = [direct(i) for i in range(min(len(bodies), len(queries)))]  # also warms up
     expected = [expected[i % len(expected)] for i in range(len(bodies))]
     proc, base = start_server(backend.info.url, args.index, args.workers)
+    node_port = urlsplit(backend.info.url).port
+    node_pid = listener_pid(node_port) if node_port else None
+    api_meter, lib_meter = CpuMeter(proc.pid, node_pid), CpuMeter(None, node_pid)
     rows: list[dict[str, Any]] = []
+
+    def api_round(clients: int) -> dict[str, float]:
+        before = api_meter.snapshot()
+        row = asyncio.run(load_http(base, bodies, clients, expected))
+        return row | CpuMeter.per_request(before, api_meter.snapshot(), len(bodies))
+
+    def direct_round(clients: int) -> dict[str, float]:
+        before = lib_meter.snapshot()
+        row = load_direct(direct, len(bodies), clients)
+        return row | CpuMeter.per_request(before, lib_meter.snapshot(), len(bodies))
+
     try:
         asyncio.run(load_http(base, bodies[:20], 4, expected[:20]))  # warm-up
         for clients in LEVELS:
             # Rounds alternate which side goes first (the node's caches and JIT favour the
             # second); each side's figures are the medians over the rounds.
-            apis, libs = [], []
+            apis: list[dict[str, float]] = []
+            libs: list[dict[str, float]] = []
             for r in range(args.rounds):
                 if r % 2 == 0:
-                    apis.append(asyncio.run(load_http(base, bodies, clients, expected)))
-                    libs.append(load_direct(direct, len(bodies), clients))
+                    apis.append(api_round(clients))
+                    libs.append(direct_round(clients))
                 else:
-                    libs.append(load_direct(direct, len(bodies), clients))
-                    apis.append(asyncio.run(load_http(base, bodies, clients, expected)))
+                    libs.append(direct_round(clients))
+                    apis.append(api_round(clients))
             api, lib = median_row(apis), median_row(libs)
             rows.append({"clients": clients, "api": api, "direct": lib})
             print(f"clients={clients}: api {api} direct {lib}", file=sys.stderr)
@@ -190,13 +305,30 @@ def main() -> None:
         f"level, median of {args.rounds} rounds (SIRA, strong-LLM expansions, k={args.k}), "
         f"loopback, serve --workers {args.workers}\n"
     )
-    print("| clients | API req/s | API p50 / p95 ms | direct req/s | direct p50 / p95 ms |")
-    print("|---|---|---|---|---|")
+    print(
+        "| clients | API req/s | API p50 / p95 ms | direct req/s | direct p50 / p95 ms | "
+        "API / direct |"
+    )
+    print("|---|---|---|---|---|---|")
     for row in rows:
         a, d = row["api"], row["direct"]
         print(
-            f"| {row['clients']} | {a['rps']} | {a['p50_ms']} / {a['p95_ms']} | "
-            f"{d['rps']} | {d['p50_ms']} / {d['p95_ms']} |"
+            f"| {row['clients']} | {a['rps']:.1f} | {a['p50_ms']:.1f} / {a['p95_ms']:.1f} | "
+            f"{d['rps']:.1f} | {d['p50_ms']:.1f} / {d['p95_ms']:.1f} | "
+            f"{a['rps'] / d['rps']:.2f}x |"
+        )
+    print(
+        "\nCPU ms per request (user+system, medians): the serve process(es) per API request, "
+        "this process per direct search (the library), the API clients, the node on each side\n"
+    )
+    print("| clients | serve | direct (library) | API clients | node, API | node, direct |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        a, d = row["api"], row["direct"]
+        print(
+            f"| {row['clients']} | {cpu_cell(a, 'server_cpu_ms')} | {cpu_cell(d, 'self_cpu_ms')} "
+            f"| {cpu_cell(a, 'self_cpu_ms')} | {cpu_cell(a, 'node_cpu_ms')} | "
+            f"{cpu_cell(d, 'node_cpu_ms')} |"
         )
     if args.json:
         print(json.dumps(rows, indent=2))
