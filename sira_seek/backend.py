@@ -123,6 +123,26 @@ class TermDocFreqBounds(BaseModel):
     round_trips: int = Field(default=1, description="Engine requests the bounds took.")
 
 
+class IndexDocCounts(BaseModel):
+    """One concrete index's document counts, read at one moment: what SIRA's one-round-trip DF
+    check needs beside Lucene's per-shard ``docFreq`` (see ``analyze_with_doc_freq_bounds``).
+
+    With ``deleted_docs == 0`` no copy of any shard holds a deleted document, so a ``docFreq``
+    summed over the shards IS the live document frequency; otherwise it is only an upper bound.
+    """
+
+    index: str = Field(description="The one concrete index behind the name asked for.")
+    uuid: str | None = Field(
+        default=None, description="The index's uuid: a new index under the same name has another."
+    )
+    doc_count: int = Field(description="Live documents, as a search counts them: |C|.")
+    deleted_docs: int = Field(
+        description="Deleted documents still in segments, over every copy (primaries and "
+        "replicas): Lucene term statistics count them until a merge."
+    )
+    round_trips: int = Field(default=1, description="Engine requests the counts took.")
+
+
 class EngineError(RuntimeError):
     """The cluster refused a request or cannot be reached, explained in plain words.
 
@@ -228,7 +248,8 @@ class SearchBackend(Protocol):
         """Lucene term statistics of ONE shard (the one an artificial document lands on).
 
         Exact only on a one-shard index without deleted copies; kept for comparison and for
-        ``ttf``. Grounding uses ``analyze_terms`` + ``live_doc_freqs`` instead.
+        ``ttf``. Grounding uses ``analyze_with_doc_freq_bounds`` (summed over every shard,
+        trusted only without deleted documents) and ``live_doc_freqs`` instead.
         """
         ...
 
@@ -254,6 +275,29 @@ class SearchBackend(Protocol):
         """``analyze_terms`` plus an upper bound of every term's live DF over every shard (see
         ``TermDocFreqBounds``). None when the target cannot give one bound per shard (several
         indexes behind an alias, partitioned routing): then count with ``live_doc_freqs``."""
+        ...
+
+    def index_doc_counts(self, index: str) -> IndexDocCounts | None:
+        """|C| and the deleted-document count of the one index behind ``index`` (a name or an
+        alias), with its concrete name and uuid; None when ``index`` names several indexes."""
+        ...
+
+    def analyze_with_doc_freq_bounds(
+        self,
+        index: str,
+        fields: Sequence[str],
+        texts: Sequence[str],
+        *,
+        index_uuid: str | None = None,
+    ) -> TermDocFreqBounds | None:
+        """Each text analysed by each field's own analyzer AND every term's Lucene ``docFreq``
+        summed over one copy of every shard of the concrete ``index``, in ONE round trip (plus,
+        once per index, finding a routing value per shard). The terms are those
+        ``analyze_terms`` gives; each count is an upper bound of the live DF (see
+        ``TermDocFreqBounds``), exact when ``index_doc_counts`` says no copy holds a deleted
+        document. ``index_uuid`` (from ``index_doc_counts``) lets the per-shard routing values
+        found for that index be reused without asking the cluster again. None when one routing
+        value per shard cannot be found (partitioned routing)."""
         ...
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from sira_seek.backend import (
     Capabilities,
     ClusterInfo,
     FieldStatistics,
+    IndexDocCounts,
     LiveDocFrequencies,
     PartialUpdate,
     ScanContextLostError,
@@ -197,6 +198,9 @@ class RestBackend(ABC):
         self._shard_routings: dict[str, tuple[str, list[str]]] = {}
         # index -> field -> what makes its terms (its index analyzer), for _analysis_twins
         self._analyzer_keys: dict[str, dict[str, Any]] = {}
+        # index uuid -> one routing value per shard (an index keeps its shards for its lifetime)
+        self._routings_by_uuid: dict[str, list[str]] = {}
+        self._search_shards_calls = 0  # requests spent finding routing values, for round_trips
 
     # -- transport -----------------------------------------------------------------------
     @abstractmethod
@@ -579,6 +583,7 @@ class RestBackend(ABC):
     def _search_shards(self, index: str, routing: str | None = None) -> list[tuple[str, int]]:
         """(index, shard) of every shard group a search on ``index`` (with ``routing``) hits."""
         params = {"routing": routing} if routing is not None else None
+        self._search_shards_calls += 1
         raw = self.request("GET", f"/{path_segment(index)}/_search_shards", params=params)
         return sorted(
             {(str(group[0]["index"]), int(group[0]["shard"])) for group in raw["shards"] if group}
@@ -700,6 +705,125 @@ class RestBackend(ABC):
             for per_text in terms_of
         ]
         return TermDocFreqBounds(texts=out, round_trips=3)
+
+    def index_doc_counts(self, index: str) -> IndexDocCounts | None:
+        """Two requests: the index stats (concrete name, uuid, deleted documents over every
+        started copy) and a size-0 search whose exact total is |C| (the stats' ``docs.count``
+        would also count nested documents, and is read from a view that can run ahead of what
+        searches see until the next refresh)."""
+        stats = self.request(
+            "GET",
+            f"/{path_segment(index)}/_stats/docs",
+            params={"filter_path": "indices.*.uuid,indices.*.total.docs"},
+        )
+        indices = stats.get("indices") or {}
+        if len(indices) != 1:
+            return None
+        ((name, body),) = indices.items()
+        raw = self.request(
+            "POST",
+            f"/{path_segment(name)}/_search",
+            params={"allow_partial_search_results": "false"},
+            body={"size": 0, "track_total_hits": True},
+        )
+        shards = raw.get("_shards", {})
+        if shards.get("failed"):
+            raise SiraSeekEngineError(
+                f"counting the documents of {name} reached {shards.get('successful')} of "
+                f"{shards.get('total')} shards"
+            )
+        docs = (body.get("total") or {}).get("docs") or {}
+        uuid = body.get("uuid")
+        if uuid is None:  # index stats without the uuid (older servers): the settings have it
+            settings = self.request("GET", f"/{path_segment(name)}/_settings/index.uuid")
+            uuid = settings.get(name, {}).get("settings", {}).get("index", {}).get("uuid")
+        return IndexDocCounts(
+            index=str(name),
+            uuid=uuid,
+            doc_count=_result(raw).total,
+            deleted_docs=int(docs.get("deleted", 0)),
+            round_trips=2 if body.get("uuid") else 3,
+        )
+
+    def analyze_with_doc_freq_bounds(
+        self,
+        index: str,
+        fields: Sequence[str],
+        texts: Sequence[str],
+        *,
+        index_uuid: str | None = None,
+    ) -> TermDocFreqBounds | None:
+        """One ``_mtermvectors`` request with term statistics: each text as an artificial
+        document routed to the first shard (the fields' own analyzers make its terms, and that
+        shard's ``docFreq`` of each), and for every other shard one artificial document holding
+        all the texts as one multi-valued field, routed there. A multi-valued field is analysed
+        value by value (the position gap only shifts positions), so its terms are exactly the
+        union of the texts' terms, and each shard answers one ``docFreq`` per term; the sum
+        over the shards is the bound (see ``TermDocFreqBounds``).
+
+        ``texts + shards - 1`` documents, where looking each text up on every shard would
+        take ``texts x shards``. The routing values are found once per index (``_search_shards``
+        requests, counted in ``round_trips``) and kept by uuid."""
+        if not texts or not fields:
+            return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
+        calls_before = self._search_shards_calls
+        routings = self._routings_by_uuid.get(index_uuid) if index_uuid else None
+        if routings is None:
+            routings = self._routing_per_shard(index)
+            if routings is None:
+                return None
+            if index_uuid:
+                self._routings_by_uuid[index_uuid] = routings
+        discovery = self._search_shards_calls - calls_before
+
+        def artificial(value: str | list[str], routing: str) -> dict[str, Any]:
+            doc: dict[str, Any] = {}
+            for field in fields:
+                _set_path(doc, SUBFIELD_PARENT.get(field, field), value)
+            return {
+                "doc": doc,
+                "fields": list(fields),
+                "routing": routing,
+                **_vector_flags(terms=True, fields=False),
+            }
+
+        docs = [artificial(text, routings[0]) for text in texts]
+        docs += [artificial(list(texts), routing) for routing in routings[1:]]
+        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
+        answers = raw.get("docs", [])
+        if len(answers) != len(docs):
+            raise SiraSeekEngineError(
+                f"term statistics answered {len(answers)} documents for {len(docs)}"
+            )
+        for answer in answers:
+            if "error" in answer:
+                raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
+        out: list[dict[str, dict[str, int]]] = []
+        for answer in answers[: len(texts)]:
+            vectors = answer.get("term_vectors", {})
+            # A term the shard lacks comes back without doc_freq: none of its documents.
+            out.append(
+                {
+                    f: {
+                        t: max(0, int(stats.get("doc_freq", 0)))
+                        for t, stats in vectors.get(f, {}).get("terms", {}).items()
+                    }
+                    for f in fields
+                }
+            )
+        for answer in answers[len(texts) :]:
+            vectors = answer.get("term_vectors", {})
+            for field in fields:
+                found = vectors.get(field, {}).get("terms", {})
+                for per_field in out:
+                    counts = per_field[field]
+                    for term in counts:
+                        if term not in found:  # the union holds every text's terms
+                            raise SiraSeekEngineError(
+                                f"term statistics of {field} on one shard lack {term!r}"
+                            )
+                        counts[term] += max(0, int(found[term].get("doc_freq", 0)))
+        return TermDocFreqBounds(texts=out, round_trips=1 + discovery)
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
         raw = self.request("GET", f"/{path_segment(index)}/_settings")

@@ -26,8 +26,8 @@ from sira_seek.backend import SearchBackend
 from sira_seek.input_errors import InputError
 
 from .index_profile import IndexProfile
-from .settings import KeepRule
-from .term_vectors import TextFieldTerms, batch_term_statistics
+from .settings import DEFAULT_DF_STATS_MAX_AGE, KeepRule
+from .term_vectors import DfRoute, TextFieldTerms, grounding_term_statistics
 
 Tier = Literal["unigram", "ngram"]
 Decision = Literal["kept", "absent", "too_common", "no_terms", "too_long", "in_query", "over_limit"]
@@ -73,6 +73,13 @@ class CandidateTable(BaseModel):
     tau: float
     max_doc_freq: float = Field(description="tau * |C|: the highest DF a kept window may have.")
     round_trips: int = 0
+    df_route: DfRoute = Field(
+        default="live_counts",
+        description="How the DFs were read: term_statistics (one request: analysis and every "
+        "shard's docFreq, the index holding no deleted document), "
+        "term_statistics+live_counts (deleted documents: the terms left open counted live), "
+        "live_counts (analysis, then a live count).",
+    )
     took_ms: float = 0.0
 
     @property
@@ -152,7 +159,12 @@ def decide(
 
 
 class DocFrequencyChecker:
-    """Grounds candidate phrases in one index with one batched term-statistics request."""
+    """Grounds candidate phrases in one index with one batched term-statistics request.
+
+    The DFs are exact: read in one request while the index's counts (at most
+    ``stats_max_age_s`` old) say no copy holds a deleted document, with a live count of the
+    terms left open otherwise (``grounding_term_statistics``, where the staleness is stated).
+    """
 
     def __init__(
         self,
@@ -165,6 +177,7 @@ class DocFrequencyChecker:
         max_phrase_words: int = 8,
         drop_query_copies: bool = True,
         keep_rule: KeepRule = "any_window",
+        stats_max_age_s: float = DEFAULT_DF_STATS_MAX_AGE,
     ) -> None:
         self.backend = backend
         self.profile = profile
@@ -174,6 +187,7 @@ class DocFrequencyChecker:
         self.max_phrase_words = max_phrase_words
         self.drop_query_copies = drop_query_copies
         self.keep_rule: KeepRule = keep_rule
+        self.stats_max_age_s = stats_max_age_s
 
     def check(self, phrases: list[str], query: str | None = None) -> CandidateTable:
         """The candidate table for ``phrases`` (already de-duplicated, in model order).
@@ -192,8 +206,12 @@ class DocFrequencyChecker:
         to_check = [p for p in phrases if p not in too_long]
         with_query = query is not None and self.drop_query_copies and bool(to_check)
         texts = [*to_check, query] if with_query and query is not None else to_check
-        stats = batch_term_statistics(
-            self.backend, self.profile.index, self.profile.df_fields(), texts
+        stats = grounding_term_statistics(
+            self.backend,
+            self.profile.index,
+            self.profile.df_fields(),
+            texts,
+            max_age_s=self.stats_max_age_s,
         )
         by_phrase = {e.text: e for e in stats.texts}
         query_terms = (
@@ -237,5 +255,6 @@ class DocFrequencyChecker:
             tau=self.tau,
             max_doc_freq=max_df,
             round_trips=stats.round_trips,
+            df_route=stats.route,
             took_ms=(time.perf_counter() - started) * 1000,
         )

@@ -1,7 +1,9 @@
 """SIRA end to end: expand, ground in the index's own statistics, run one weighted BM25 query.
 
-The engine sees exactly two kinds of request per query: one batched term-statistics call (the
-DF check) and one search (plus one ``_msearch`` for categories when the LLM proposed some).
+The engine sees exactly two kinds of request per query: the DF check (one batched
+term-statistics request while the index holds no deleted document, with the index's counts
+reused for ``df_stats_max_age`` seconds; a live count beside it otherwise) and one search (plus
+one ``_msearch`` for categories when the LLM proposed some).
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class SiraRetriever:
             max_phrase_words=self.settings.max_phrase_words,
             drop_query_copies=self.settings.drop_query_copies,
             keep_rule=self.settings.keep_rule,
+            stats_max_age_s=self.settings.df_stats_max_age,
         )
 
     # -- compile ---------------------------------------------------------------------------

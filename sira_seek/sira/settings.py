@@ -24,6 +24,10 @@ MAX_WEIGHT = 1000.0
 (and the engines refuse an infinite boost with an error that looks like a cluster fault)."""
 
 
+DEFAULT_DF_STATS_MAX_AGE = 1.0
+"""Seconds the DF check reuses an index's |C| and deleted-document count (see the setting)."""
+
+
 MAX_RERANK = 100
 """Deepest LLM rerank accepted: one LLM call per reranked document and query."""
 
@@ -98,3 +102,13 @@ class SiraSettings(BaseSettings):
         "`rerank`), as they set `size`.",
     )
     llm_concurrency: int = Field(default=16, ge=1)
+    df_stats_max_age: float = Field(
+        default=DEFAULT_DF_STATS_MAX_AGE,
+        ge=0.0,
+        allow_inf_nan=False,
+        description="Seconds the DF check reuses an index's |C| and deleted-document count "
+        "(then it is one round trip per query while no copy holds a deleted document): for up "
+        "to this long after a write, tau * |C| may use the older |C|, and a deleted copy may "
+        "still be counted in a DF. 0 = nothing reused: analysis and a live count, two round "
+        "trips per query, always exact.",
+    )

@@ -218,6 +218,78 @@ def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
     assert be.term_doc_freq_bounds(five, fields, []).texts == []  # type: ignore[union-attr]
 
 
+# -- index_doc_counts and analyze_with_doc_freq_bounds (SIRA's one-request DF check) ---------
+def test_index_doc_counts_name_the_concrete_index_and_its_deleted_copies(
+    target: ContractTarget, new_index: NewIndex
+) -> None:
+    """|C| as a search counts it, the deleted copies over every copy, the concrete index and
+    its uuid (another index, another uuid), through an alias of one index; None for an alias
+    over two."""
+    be = target.backend
+    five, other = new_index(shards=5, docs=DOCS), new_index(docs=DOCS[:3])
+    counts = be.index_doc_counts(five)
+    assert counts is not None
+    assert (counts.index, counts.doc_count, counts.deleted_docs) == (five, len(DOCS), 0)
+    assert counts.uuid and counts.uuid != be.index_doc_counts(other).uuid  # type: ignore[union-attr]
+    alias = f"{five}-one"
+    be.update_aliases([{"add": {"index": five, "alias": alias}}])
+    assert be.index_doc_counts(alias) == counts
+    be.update_aliases([{"add": {"index": other, "alias": alias}}])
+    assert be.index_doc_counts(alias) is None
+
+    result = be.bulk_upsert(five, [{"_id": "c00", "text": "green river near the new mill"}])
+    assert result.succeeded == 1 and not result.errors
+    be.refresh(five)
+    after = be.index_doc_counts(five)
+    assert after is not None and after.doc_count == len(DOCS) and after.deleted_docs >= 1
+
+
+def test_analysis_with_df_bounds_is_one_round_trip_on_any_layout(
+    target: ContractTarget,
+    new_index: NewIndex,
+    counted: tuple[SearchBackend, CountingProxy | RoundTripLog],
+) -> None:
+    """The terms ``analyze_terms`` makes (in its order), each with every shard's docFreq
+    summed: the live count when nothing is deleted, on five shards as on one; ONE request once
+    the routing values of the index (by uuid) are known. An update's deleted copy raises the
+    bound only; a bound of 0 stays an exact 0."""
+    be, proxy = counted
+    one = new_index(shards=1, docs=DOCS)
+    five = new_index(shards=5, docs=DOCS)
+    fields = ["contents", "contents.shingles", "title", "text"]
+    texts = ["green river", "zebra", "moon qqxzzy", "Note 3 river", "the of"]
+    for index in (one, five):
+        counts = be.index_doc_counts(index)
+        assert counts is not None
+        be.analyze_with_doc_freq_bounds(index, fields, texts, index_uuid=counts.uuid)
+        proxy.reset()
+        bounds = be.analyze_with_doc_freq_bounds(index, fields, texts, index_uuid=counts.uuid)
+        assert len(proxy.requests) == 1, proxy.requests
+        assert bounds is not None and bounds.round_trips == 1
+        terms = be.analyze_terms(index, fields, texts)
+        assert [{f: list(b[f]) for f in fields} for b in bounds.texts] == terms
+        pairs = [(f, t) for b in bounds.texts for f, per in b.items() for t in per]
+        live = be.live_doc_freqs(index, pairs).as_dict()
+        assert all(b[f][t] == live[(f, t)] for b in bounds.texts for f in b for t in b[f])
+        river = term(be, index, "river")
+        assert bounds.texts[0]["contents"][river] == 5 and bounds.texts[4]["contents"] == {}
+        assert bounds.texts[2]["contents"][term(be, index, "qqxzzy")] == 0
+
+    result = be.bulk_upsert(five, [{"_id": "c00", "text": "green river near the new mill"}])
+    assert result.succeeded == 1 and not result.errors
+    be.refresh(five)
+    counts = be.index_doc_counts(five)
+    assert counts is not None and counts.deleted_docs >= 1
+    (after,) = be.analyze_with_doc_freq_bounds(  # type: ignore[union-attr]
+        five, ["contents"], ["river qqxzzy"], index_uuid=counts.uuid
+    ).texts
+    river, absent = term(be, five, "river"), term(be, five, "qqxzzy")
+    assert after["contents"] == {river: 6, absent: 0}  # the deleted copy counts: a bound
+    assert be.live_doc_freqs(five, [("contents", river)]).counts[0].doc_freq == 5
+    empty = be.analyze_with_doc_freq_bounds(five, fields, [], index_uuid=counts.uuid)
+    assert empty is not None and empty.texts == []
+
+
 # -- search / msearch / explain ------------------------------------------------------------
 QUERY = {"match": {"contents": "green river zebra boat"}}
 

@@ -28,6 +28,7 @@ behaves correctly on the real analyzers is the integration and contract suites' 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import re
 import zlib
@@ -42,6 +43,7 @@ from sira_seek.backend import (
     ClusterInfo,
     EngineError,
     FieldStatistics,
+    IndexDocCounts,
     LiveDocFrequencies,
     PartialUpdate,
     ScanContextLostError,
@@ -142,6 +144,9 @@ def default_properties() -> dict[str, Any]:
     }
 
 
+_UUIDS = itertools.count(1)
+
+
 @dataclass
 class StoredDoc:
     source: dict[str, Any]
@@ -160,6 +165,7 @@ class MemoryIndex:
     docs: dict[str, StoredDoc] = field(default_factory=dict)
     deleted_copies: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     generated_ids: int = 0
+    uuid: str = field(default_factory=lambda: f"mem-{next(_UUIDS)}")  # a new one per index
 
 
 @dataclass
@@ -628,6 +634,51 @@ class InMemoryBackend:
         self.calls.append(("term_doc_freq_bounds", (list(fields), list(texts))))
         if self.bounds_unavailable:
             return None
+        idx = self._idx(index)
+        copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
+        return TermDocFreqBounds(
+            texts=[
+                {
+                    f: {
+                        t: sum(t in self._terms_of(idx, c, f) for c in copies)
+                        for t in field_terms(f, text)
+                    }
+                    for f in fields
+                }
+                for text in texts
+            ]
+        )
+
+    def index_doc_counts(self, index: str) -> IndexDocCounts | None:
+        """Like the engines': live documents and the deleted copies not yet expunged."""
+        self.calls.append(("index_doc_counts", index))
+        names, _ = self.resolve_name(index)
+        if len(names) != 1:
+            return None
+        idx = self.indexes[names[0]]
+        return IndexDocCounts(
+            index=names[0],
+            uuid=idx.uuid,
+            doc_count=len(idx.docs),
+            deleted_docs=len(idx.deleted_copies),
+            round_trips=2,
+        )
+
+    def analyze_with_doc_freq_bounds(
+        self,
+        index: str,
+        fields: Sequence[str],
+        texts: Sequence[str],
+        *,
+        index_uuid: str | None = None,
+    ) -> TermDocFreqBounds | None:
+        """``term_doc_freq_bounds`` in one round trip, as the engines answer it (analysis and
+        every shard's docFreq, deleted copies included). ``bounds_unavailable``: None."""
+        self.calls.append(("analyze_with_doc_freq_bounds", (list(fields), list(texts))))
+        if self.bounds_unavailable:
+            return None
+        if not texts or not fields:
+            return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
         idx = self._idx(index)
         copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
         return TermDocFreqBounds(

@@ -5,6 +5,8 @@ scripted LLM client.
 its corpus replaced by a DF table, so DF decisions can be tested exactly without writing a
 thousand documents: every field gives a term the table's DF, |C| is ``doc_count``. Analysis is
 the shared double's (lowercase words minus stopwords, bigram shingles for ``*.shingles``).
+Deleted copies are a second table, ``deleted``: term -> copies Lucene still counts, so the
+per-shard bounds are ``df + deleted`` and ``index_doc_counts`` reports their sum.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from in_memory_backend import InMemoryBackend, field_terms
 from sira_seek.backend import (
     Capabilities,
     FieldStatistics,
+    IndexDocCounts,
     LiveDocFrequencies,
     SearchHit,
     TermCount,
+    TermDocFreqBounds,
     TermStatistic,
     TextTermStatistics,
 )
@@ -47,11 +51,13 @@ class DFTableBackend(InMemoryBackend):
         doc_count: int = 1000,
         properties: dict[str, Any] | None = None,
         populated: set[str] | None = None,
+        deleted: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__(properties=properties if properties is not None else CONTENTS_ONLY)
         self.df = dict(df)
         self.doc_count = doc_count
         self.populated = populated or set()
+        self.deleted = dict(deleted or {})
         self.named_scores = False
         self.hits = [SearchHit(id="d1", score=2.0), SearchHit(id="d2", score=1.0)]
 
@@ -61,6 +67,37 @@ class DFTableBackend(InMemoryBackend):
     def count(self, index: str, query: Mapping[str, Any] | None = None) -> int:
         field = (query or {}).get("exists", {}).get("field")
         return 5 if field in self.populated else 0
+
+    def index_doc_counts(self, index: str) -> IndexDocCounts | None:
+        self.calls.append(("index_doc_counts", index))
+        return IndexDocCounts(
+            index=index,
+            uuid=f"{index}-uuid",
+            doc_count=self.doc_count,
+            deleted_docs=sum(self.deleted.values()),
+            round_trips=2,
+        )
+
+    def analyze_with_doc_freq_bounds(
+        self,
+        index: str,
+        fields: Sequence[str],
+        texts: Sequence[str],
+        *,
+        index_uuid: str | None = None,
+    ) -> TermDocFreqBounds | None:
+        self.calls.append(("analyze_with_doc_freq_bounds", (list(fields), list(texts))))
+        if self.bounds_unavailable:
+            return None
+        return TermDocFreqBounds(
+            texts=[
+                {
+                    f: {t: self.df.get(t, 0) + self.deleted.get(t, 0) for t in field_terms(f, text)}
+                    for f in fields
+                }
+                for text in texts
+            ]
+        )
 
     def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         self.calls.append(("live_doc_freqs", list(terms)))

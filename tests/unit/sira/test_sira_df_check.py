@@ -1,7 +1,11 @@
-"""The DF filter: two round trips per query (analysis, live counting) whatever the number of
-candidates, and a decision with a reason for every candidate."""
+"""The DF filter: one round trip per query (analysis and every shard's docFreq) while the index
+holds no deleted document, a live count of the open terms beside it otherwise, two round trips on
+the live route; whatever the number of candidates, and a decision with a reason for every
+candidate."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from sira_doubles import DF, DFTableBackend
@@ -16,12 +20,21 @@ from sira_seek.sira.df_check import (
 from sira_seek.sira.index_profile import IndexProfile
 
 
-def _checker(backend: DFTableBackend, tau: float = 0.1, **kw: int) -> DocFrequencyChecker:
-    return DocFrequencyChecker(backend, IndexProfile(index="idx"), tau=tau, **kw)
+def _checker(backend: DFTableBackend, tau: float = 0.1, **kw: float) -> DocFrequencyChecker:
+    return DocFrequencyChecker(backend, IndexProfile(index="idx"), tau=tau, **kw)  # type: ignore[arg-type]
 
 
 def _call_names(backend: DFTableBackend) -> list[str]:
     return [name for name, _ in backend.calls]
+
+
+def _calls_of_one_check(checker: DocFrequencyChecker, phrases: list[str]) -> list[tuple[str, Any]]:
+    """The calls one check made on a fresh backend: the counts, then the one request."""
+    backend = checker.backend
+    assert isinstance(backend, DFTableBackend)
+    mark = len(backend.calls)
+    checker.check(phrases)
+    return backend.calls[mark:]
 
 
 def test_every_candidate_gets_a_decision(fake_backend: DFTableBackend) -> None:
@@ -42,19 +55,36 @@ def test_every_candidate_gets_a_decision(fake_backend: DFTableBackend) -> None:
 
 
 @pytest.mark.parametrize("n_phrases", [1, 5, 40, 300])
-def test_two_round_trips_whatever_the_number_of_phrases(n_phrases: int) -> None:
-    """Analysis of every phrase in one call, counting of every term in one more: a loop over
-    phrases (or over fields) would make this grow with the candidates."""
+def test_one_round_trip_whatever_the_number_of_phrases(n_phrases: int) -> None:
+    """Analysis and DF of every phrase in one call once the index's counts are known (read
+    once, then reused while fresh); a loop over phrases (or over fields) would make this grow
+    with the candidates. The live route (max age 0): analysis, then counting, two calls."""
     backend = DFTableBackend(DF)
     phrases = [f"nolan film{i} cinema" for i in range(n_phrases)]
-    table = _checker(backend).check(phrases, query="who directed Inception")
-    assert _call_names(backend) == ["analyze_terms", "live_doc_freqs"]
-    assert table.round_trips == 2
-    assert len(table.candidates) == n_phrases
+    checker = _checker(backend, stats_max_age_s=3600)
+    first = checker.check(phrases, query="who directed Inception")
+    assert _call_names(backend) == ["index_doc_counts", "analyze_with_doc_freq_bounds"]
+    assert first.round_trips == 3 and first.df_route == "term_statistics"
+    backend.calls.clear()
+    again = checker.check(phrases, query="who directed Inception")
+    assert _call_names(backend) == ["analyze_with_doc_freq_bounds"]
+    assert again.round_trips == 1 and again == first.model_copy(
+        update={"round_trips": 1, "took_ms": again.took_ms}
+    )
+    assert len(again.candidates) == n_phrases
+    live_backend = DFTableBackend(DF)
+    live = _checker(live_backend, stats_max_age_s=0).check(phrases, query="who directed Inception")
+    assert _call_names(live_backend) == ["analyze_terms", "live_doc_freqs"]
+    assert live.round_trips == 2 and live.df_route == "live_counts"
+    assert live.candidates == again.candidates
 
 
 def test_one_analysis_covers_unigram_and_shingle_fields(fake_backend: DFTableBackend) -> None:
-    _checker(fake_backend).check(["Christopher Edward Nolan"])
+    phrase = ["Christopher Edward Nolan"]
+    _, (_, (fields, texts)) = _calls_of_one_check(_checker(fake_backend), phrase)
+    assert fields == ["contents", "contents.shingles"] and texts == ["Christopher Edward Nolan"]
+    fake_backend.calls.clear()
+    _checker(fake_backend, stats_max_age_s=0).check(["Christopher Edward Nolan"])
     (_, (fields, texts)), (_, terms) = fake_backend.calls
     assert fields == ["contents", "contents.shingles"] and texts == ["Christopher Edward Nolan"]
     assert ("contents", "edward") in terms
@@ -78,8 +108,13 @@ def test_enrichment_fields_are_checked_in_the_same_request() -> None:
         phrase_shingle_field="sira_enrichment.phrases.shingles",
     )
     DocFrequencyChecker(backend, profile, tau=0.1).check(["nolan"])
+    assert _call_names(backend) == ["index_doc_counts", "analyze_with_doc_freq_bounds"]
+    (_, (one_request_fields, _)) = backend.calls[1]
+    backend.calls.clear()
+    DocFrequencyChecker(backend, profile, tau=0.1, stats_max_age_s=0).check(["nolan"])
     assert _call_names(backend) == ["analyze_terms", "live_doc_freqs"]
     (_, (fields, _)), (_, terms) = backend.calls
+    assert one_request_fields == fields
     assert fields == [
         "contents",
         "sira_enrichment.phrases",
@@ -137,8 +172,8 @@ def test_decide_reports_the_rarest_window() -> None:
 def test_phrases_that_only_repeat_the_query_are_dropped(fake_backend: DFTableBackend) -> None:
     query = "Are Christopher Nolan and Malayalam film directors alike?"
     table = _checker(fake_backend).check(["Nolan", "Christopher Edward Nolan"], query=query)
-    assert _call_names(fake_backend) == ["analyze_terms", "live_doc_freqs"]
-    (_, (_, texts)), _ = fake_backend.calls
+    assert _call_names(fake_backend) == ["index_doc_counts", "analyze_with_doc_freq_bounds"]
+    (_, (_, texts)) = fake_backend.calls[1]
     assert texts[-1] == query  # the query rides in the same analysis call
     copy, new = table.candidates
     assert copy.decision == "in_query" and "no term the query lacks" in copy.reason
@@ -174,3 +209,66 @@ def test_phrase_occurs_still_applies_tau_to_the_rarest_window() -> None:
     ]
     d = decide("film director", windows, 100, 1000, rule="phrase_occurs")
     assert d.decision == "too_common" and d.doc_freq == 150
+
+
+# -- the one-request route against the live route -----------------------------------------
+PHRASES = ["Christopher Nolan", "film director", "zzzxq", "Malayalam cinema", "Edward", "the of"]
+QUERY = "Who directed Inception and Malayalam films?"
+
+
+def _tables(**backend_kw: Any) -> tuple[Any, Any, DFTableBackend]:
+    """The same check on the one-request route and on the live route, and the first's double."""
+    fast = DFTableBackend(DF, **backend_kw)
+    one = _checker(fast, stats_max_age_s=3600).check(PHRASES, query=QUERY)
+    live = _checker(DFTableBackend(DF, **backend_kw), stats_max_age_s=0).check(PHRASES, query=QUERY)
+    return one, live, fast
+
+
+def test_without_deleted_documents_the_bounds_are_the_dfs_in_one_request() -> None:
+    one, live, fast = _tables()
+    assert one.df_route == "term_statistics" and live.df_route == "live_counts"
+    assert one.candidates == live.candidates and one.doc_count == live.doc_count == 1000
+    assert "live_doc_freqs" not in _call_names(fast)
+
+
+def test_deleted_copies_are_counted_live_for_the_open_terms_only() -> None:
+    """Deleted copies raise the bounds of "nolan" (7 -> 200: on the bound alone it would be
+    too common) and of "edward" (149 -> 152): the bounds above 0 are counted live, the ones at 0
+    ("zzzxq") are exact and never counted, and every decision and DF equals the live route's."""
+    one, live, fast = _tables(deleted={"nolan": 193, "edward": 3})
+    assert one.df_route == "term_statistics+live_counts"
+    assert one.candidates == live.candidates and one.doc_count == live.doc_count
+    nolan = next(c for c in one.candidates if c.phrase == "Christopher Nolan")
+    assert nolan.decision == "kept" and nolan.doc_freq == 7
+    (counted,) = [args for name, args in fast.calls if name == "live_doc_freqs"]
+    assert ("contents", "nolan") in counted and ("contents", "zzzxq") not in counted
+    assert all(t not in ("zzzxq", "inception") for _, t in counted)  # bound 0: exact already
+    assert one.round_trips == 2 + 1 + 1  # the counts, the one request, the live count
+
+
+def test_a_target_without_bounds_falls_back_to_the_live_route() -> None:
+    fast = DFTableBackend(DF)
+    fast.bounds_unavailable = True  # several indexes behind an alias, partitioned routing
+    one = _checker(fast, stats_max_age_s=3600).check(PHRASES, query=QUERY)
+    live = _checker(DFTableBackend(DF), stats_max_age_s=0).check(PHRASES, query=QUERY)
+    assert one.df_route == "live_counts" and one.candidates == live.candidates
+    assert _call_names(fast) == [
+        "index_doc_counts",
+        "analyze_with_doc_freq_bounds",
+        "analyze_terms",
+        "live_doc_freqs",
+    ]
+    assert one.round_trips == 2 + 2  # the counts were read, then the live route's two
+
+
+def test_the_counts_are_reused_only_while_fresh() -> None:
+    """Max age 0 reads nothing cached; a tiny max age reads the counts again once it passed."""
+    backend = DFTableBackend(DF)
+    fresh = _checker(backend, stats_max_age_s=3600)
+    fresh.check(["nolan"])
+    fresh.check(["nolan"])
+    assert _call_names(backend).count("index_doc_counts") == 1
+    backend.doc_count = 5000  # the index grew; a reader that allows no age sees it at once
+    stale = _checker(backend, stats_max_age_s=1e-9)
+    assert stale.check(["nolan"]).doc_count == 5000
+    assert _call_names(backend).count("index_doc_counts") == 2

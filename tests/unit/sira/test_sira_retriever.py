@@ -83,13 +83,18 @@ def test_search_many_uses_one_df_check_per_query_and_one_msearch_per_batch() -> 
     table = PrecomputedKeywords(
         by_id={"1": ["Christopher Nolan"], "2": ["Malayalam cinema"], "3": ["Kerala"]}
     )
-    r = SiraRetriever(backend, "idx", expander=PrecomputedExpander(table))
+    settings = SiraSettings(df_stats_max_age=3600)
+    r = SiraRetriever(backend, "idx", expander=PrecomputedExpander(table), settings=settings)
     queries = [QueryInput(text=t, id=i) for i, t in (("1", "a"), ("2", "b"), ("3", "c"))]
     results = r.search_many(queries, batch=2)
     assert [x.query_id for x in results] == ["1", "2", "3"]
     names = [name for name, _ in backend.calls]
-    # per query: one analysis round trip and one DF round trip; then the searches, batched
-    assert names == ["analyze_terms", "live_doc_freqs"] * 3 + ["msearch", "msearch"], names
+    # the index's counts once; per query one analysis-and-DF round trip; the searches, batched
+    assert names == ["index_doc_counts"] + ["analyze_with_doc_freq_bounds"] * 3 + [
+        "msearch",
+        "msearch",
+    ], names
+    assert [x.candidates.round_trips for x in results] == [3, 1, 1]
     (_, first), (_, second) = backend.calls[-2:]
     assert [len(first), len(second)] == [2, 1]
     # each batch carries exactly the compiled bodies, in query order
