@@ -16,7 +16,12 @@ import click
 from pydantic import ValidationError
 
 from sira_seek.service.guards import DEFAULT_MAX_BODY_BYTES
-from sira_seek.service.settings import DEFAULT_SHUTDOWN_TIMEOUT_S, ServeSettings, ServiceConfig
+from sira_seek.service.settings import (
+    DEFAULT_PROFILE_MAX_AGE_S,
+    DEFAULT_SHUTDOWN_TIMEOUT_S,
+    ServeSettings,
+    ServiceConfig,
+)
 from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput, validation_message
 
@@ -59,6 +64,17 @@ own domain name, which is refused)."""
     multiple=True,
     help="Host header values served (repeat). Default: loopback names on a loopback --host, "
     "any on another.",
+)
+@click.option(
+    "--profile-max-age",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_PROFILE_MAX_AGE_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="Reuse an index's profile (its sira-seek fields, whether it is enriched) for this "
+    "long between searches instead of reading it on each (about half a search's engine "
+    "requests); a recreated or newly enriched index is seen within it. A deleted index is "
+    "404 at once. 0: read it on every search.",
 )
 @click.option(
     "--llm",
@@ -112,6 +128,7 @@ def serve(
     run_open: bool,
     max_body_bytes: int,
     allowed_hosts: tuple[str, ...],
+    profile_max_age: float,
     llm_spec: str | None,
     access_log: bool,
     log_format: LogFormat,
@@ -137,6 +154,7 @@ def serve(
         api_keys=server_keys(api_keys_file, host, run_open),
         max_body_bytes=max_body_bytes,
         allowed_hosts=allowed_hosts or _default_hosts(host),
+        profile_max_age=profile_max_age,
     )
     options: dict[str, Any] = {"access_log": access_log, "log_format": log_format}
     options |= {"workers": workers, "shutdown_timeout": shutdown_timeout, "log_level": _log_level()}

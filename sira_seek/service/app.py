@@ -31,6 +31,7 @@ from sira_seek import __version__
 from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.seek.settings import SeekMethod
+from sira_seek.sira.index_profile import ProfileCache
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT
 from sira_seek.sira.term_vectors import TermStatisticsError
 from sira_seek.workflows import validation
@@ -346,6 +347,7 @@ def create_app(
     cluster = LazyCluster(connect)
     expander = SharedExpander(config.llm) if config.llm else None
     reranker = SharedReranker(config.llm) if config.llm else None
+    profiles = ProfileCache(config.profile_max_age)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -481,7 +483,7 @@ def create_app(
                 422, "body.rerank: this server has no LLM to rerank with (sira-seek serve --llm)"
             )
         try:
-            result = _search(cluster.get(), index, request, expander, reranker)
+            result = _search(cluster.get(), index, request, expander, reranker, profiles)
         except Exception as exc:
             raise _http_error(exc, redact) from None
         metrics.engine.labels("/search").observe(result.timings.engine_ms / 1000)
@@ -566,6 +568,7 @@ def _search(
     request: SearchRequest,
     expander: SharedExpander | None,
     reranker: SharedReranker | None,
+    profiles: ProfileCache,
 ) -> SiraResult:
     """The search workflow: the body's phrases when it brings some, else the server's shared
     LLM expander when it has one, else plain BM25; a ``rerank`` reads with the server's LLM
@@ -587,7 +590,7 @@ def _search(
     reading = reranker.get() if reranker is not None and request.rerank else None
     # Not closed after the request: the expander and the reranker (and their model) are the
     # server's.
-    result = flow.search(sk.backend, wanted, expander=shared, reranker=reading)
+    result = flow.search(sk.backend, wanted, expander=shared, reranker=reading, profiles=profiles)
     if shared is not None or reading is not None:
         spec = next(x.spec for x in (expander, reranker) if x is not None)
         for call in result.llm_calls:

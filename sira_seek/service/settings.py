@@ -33,6 +33,12 @@ DEFAULT_SHUTDOWN_TIMEOUT_S = 30
 period is 30 s too)."""
 
 
+DEFAULT_PROFILE_MAX_AGE_S = 10.0
+"""How long ``serve`` reuses an index's profile: reading it is about half of a search's engine
+requests, and it changes only when the index is recreated or first enriched (a deleted index
+is still 404 at once: its existence is checked on every search)."""
+
+
 class ServiceConfig(BaseModel):
     """What ``sira-seek serve`` was started with, minus the cluster (the ``connect`` given to
     ``create_app``) and the secrets (the ``Redactor``)."""
@@ -54,6 +60,13 @@ class ServiceConfig(BaseModel):
     max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
     allowed_hosts: tuple[str, ...] = Field(
         default=("*",), description="Host header values served (DNS-rebinding guard)."
+    )
+    profile_max_age: float = Field(
+        default=DEFAULT_PROFILE_MAX_AGE_S,
+        ge=0,
+        allow_inf_nan=False,
+        description="Seconds an index's profile (its fields, whether it is enriched) is reused "
+        "between searches; 0: read on every search.",
     )
 
     @property

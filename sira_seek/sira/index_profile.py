@@ -6,6 +6,9 @@ fields as soon as sira-sync has added them, without the caller saying which case
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -152,3 +155,42 @@ def read_index_profile(backend: SearchBackend, index: str) -> IndexProfile:
     if profile.category_field and not backend.count(index, {"exists": {"field": CATEGORIES}}):
         updates["category_field"] = None
     return profile.model_copy(update=updates) if updates else profile
+
+
+class ProfileCache:
+    """Each index's profile, read at most once per ``ttl_s`` seconds, for a long-lived caller
+    (``sira-seek serve``) that searches the same indexes over and over.
+
+    Reading a profile takes three to five engine requests (the index, its mapping, counts of
+    enriched documents); a search itself takes a few more, so a server reading it on every
+    request spends about half its engine requests on a profile that changes only when the
+    index is recreated or first enriched. The lifetime bounds how long such a change goes
+    unseen. The caller still checks that the index exists on every request (a deleted index
+    stays a 404 at once) and calls ``forget`` when it does not or a search on it failed, so a
+    recreated index is read again. Thread-safe: the server's worker threads share it.
+    """
+
+    def __init__(self, ttl_s: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._profiles: dict[str, tuple[float, IndexProfile]] = {}
+
+    def get(self, backend: SearchBackend, index: str) -> IndexProfile:
+        """The profile of ``index``: the cached one while younger than ``ttl_s``, else read
+        now (``read_index_profile``; outside the lock, so a slow read blocks no other index)."""
+        now = self._clock()
+        with self._lock:
+            cached = self._profiles.get(index)
+        if cached is not None and now - cached[0] < self.ttl_s:
+            return cached[1]
+        profile = read_index_profile(backend, index)
+        if self.ttl_s > 0:
+            with self._lock:
+                self._profiles[index] = (now, profile)
+        return profile
+
+    def forget(self, index: str) -> None:
+        """Drop ``index``'s profile: the next ``get`` reads it from the cluster."""
+        with self._lock:
+            self._profiles.pop(index, None)

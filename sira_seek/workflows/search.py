@@ -37,6 +37,7 @@ from .sira_setup import (
 )
 
 if TYPE_CHECKING:
+    from sira_seek.sira.index_profile import ProfileCache
     from sira_seek.sira.rerank import LLMReranker
 
 logger = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ def search(
     expander: QueryExpander | None = None,
     reranker: LLMReranker | None = None,
     report: ReadReport | None = None,
+    profiles: ProfileCache | None = None,
 ) -> SiraResult:
     """Run ``request`` on the backend ``source`` is (or connects, once the request passed its
     checks); the result holds hits, the exact body, the candidate table, timings, and a note
@@ -113,6 +115,9 @@ def search(
 
     ``expander`` is a caller-owned phrase source and ``reranker`` a caller-owned reranking
     model (neither closed here), e.g. a server's LLM; ``request.llm`` then only names it.
+    ``profiles`` is a long-lived caller's cache of index profiles (a server's): the index's
+    existence is still checked first, and its profile forgotten when it is missing or the
+    search fails. Without it the profile is read for this search alone.
     Library failures come out as the workflow error kinds (``errors.classify``).
     """
     from sira_seek.sira.retriever import SiraRetriever
@@ -140,26 +145,35 @@ def search(
         with classified():
             backend = backend_of(source)
             if not backend.index_exists(request.index):
+                if profiles is not None:
+                    profiles.forget(request.index)
                 raise NotFound(
                     f"index {request.index!r} does not exist: ingest a corpus into it first",
                     field="index",
                 )
             if reranker is None and depth:
                 reranker = owned_reranker = choose_reranker(request.llm, depth)
-            retriever = SiraRetriever(
-                backend,
-                request.index,
-                settings=settings,
-                expander=expander if request.method == "sira" else None,
-                source=list(request.source_fields),
-                reranker=reranker,
-            )
-            result = retriever.search(
-                request.query,
-                query_id=request.query_id,
-                phrases=request.phrases if request.method == "sira" else None,
-                phrase_source="precomputed",
-            )
+            try:
+                retriever = SiraRetriever(
+                    backend,
+                    request.index,
+                    settings=settings,
+                    expander=expander if request.method == "sira" else None,
+                    profile=profiles.get(backend, request.index) if profiles is not None else None,
+                    source=list(request.source_fields),
+                    reranker=reranker,
+                )
+                result = retriever.search(
+                    request.query,
+                    query_id=request.query_id,
+                    phrases=request.phrases if request.method == "sira" else None,
+                    phrase_source="precomputed",
+                )
+            except Exception:
+                if profiles is not None:
+                    # A mapping changed under a cached profile fails the search: read it anew.
+                    profiles.forget(request.index)
+                raise
     finally:
         if owned is not None:
             owned.close()

@@ -35,6 +35,7 @@ from seeds import seeded_rng
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import read_queries
+from sira_seek.ingest import ingest_corpus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "llm"))
 from stub_openai_server import StubOpenAIServer, StubReply  # noqa: E402
@@ -180,6 +181,43 @@ def test_search_equals_the_cli_for_hotpotqa_questions(
         assert plain["plain_bm25"] and plain["expansion_source"] == "none"
         assert not plain["candidates"] and len(plain["hits"]) == 5
         assert plain["explain"].startswith(f"GET {index}/_search?")
+
+
+@ONE_ENGINE
+def test_a_deleted_index_is_404_at_once_and_a_recreated_one_is_searched(
+    node_urls: dict[str, str], engine: str, backend: SearchBackend, tmp_path: Path
+) -> None:
+    """The server reuses an index's profile between searches (``--profile-max-age``, here an
+    hour); it still checks that the index exists on every search: deleted, it is 404 at once;
+    recreated, its profile is read again and the new documents are found."""
+    index = f"test-serve-{os.urandom(4).hex()}"
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "corpus.jsonl").write_text(
+        json.dumps({"_id": "a", "title": "Vostok 1", "text": "Yuri Gagarin, first in space."})
+    )
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "corpus.jsonl").write_text(
+        json.dumps({"_id": "b", "title": "Gagarin", "text": "Gagarin flew Vostok 1 in 1961."})
+    )
+    args = ["--url", node_urls[engine], "--profile-max-age", "3600"]
+    server = Server(args, {}, tmp_path)
+    body = {"index": index, "query": "Gagarin space", "expansions": ["Vostok 1"], "k": 5}
+    try:
+        ingest_corpus(backend, index, first)
+        res = server.http.post("/search", json=body)
+        assert res.status_code == 200 and [h["_id"] for h in res.json()["hits"]] == ["a"]
+        backend.delete_index(index)
+        gone = server.http.post("/search", json=body)
+        assert gone.status_code == 404 and "does not exist" in gone.json()["detail"]
+        ingest_corpus(backend, index, second)
+        again = server.http.post("/search", json=body)
+        assert again.status_code == 200, again.text
+        assert [h["_id"] for h in again.json()["hits"]] == ["b"]
+    finally:
+        server.stop()
+        backend.delete_index(index)
 
 
 @ONE_ENGINE
