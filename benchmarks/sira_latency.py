@@ -1,14 +1,22 @@
 """Per-query latency of SIRA's engine work against a plain BM25 query, in one run.
 
-SIRA's engine work is the DF check (analysis + one live-count search) plus the weighted query;
-the LLM is excluded by using the precomputed strong-LLM expansions. BM25 and SIRA run
-interleaved, query by query, so both see the same cache and load conditions. ``bm25`` and the
-SIRA query use global statistics (``dfs_query_then_fetch``, the default); ``bm25_qtf`` is the
-same BM25 query with per-shard statistics, to show what the global statistics cost.
+SIRA's engine work is the DF check (one ``_mtermvectors`` request while the index holds no
+deleted document, its |C| and deleted count reused for ``--df-stats-max-age`` seconds) plus the
+weighted query; the LLM is excluded by using the precomputed strong-LLM expansions. BM25 and
+SIRA run interleaved, query by query, so both see the same cache and load conditions. ``bm25``
+and the SIRA query use global statistics (``dfs_query_then_fetch``, the default); ``bm25_qtf``
+is the same BM25 query with per-shard statistics, to show what the global statistics cost.
+``df_check_live`` is the same DF check on the live route (analysis, then a live count: two
+round trips, what every query paid before), timed in the same loop; its candidate tables are
+compared with the one-request route's (``tables_differ`` must be 0). Each row of the DF check
+also reports its round trips (``df_round_trips``: p50 / p95 / max, the first query's reading
+of the counts and routing look-up included) and the routes taken.
 
-    python benchmarks/sira_latency.py --url http://127.0.0.1:9410 --url http://127.0.0.1:9420
+    python benchmarks/sira_latency.py --url http://127.0.0.1:9410 --shards 5
 
-The index (default ``sira-bench-wikimh``) is ingested from the wikimh data when missing.
+The index (default ``sira-bench-wikimh``, ``sira-bench-wikimh-<N>sh`` with ``--shards N``) is
+ingested from the wikimh data when missing. Every round repeats the 100 questions (the same
+phrases again): nothing of the DF check is cached per phrase, so the rounds cost alike.
 """
 
 from __future__ import annotations
@@ -27,27 +35,50 @@ from sira_seek.corpus import read_queries
 from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira import PrecomputedExpander, SiraRetriever, SiraSettings
+from sira_seek.sira.df_check import DocFrequencyChecker
+from sira_seek.sira.keyword_parsing import clean_phrases
 from sira_seek.stats import percentile
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikimh"
 
 
+STAGES = ("bm25_qtf", "bm25", "df_check_live", "sira_df_check", "sira_query", "sira_engine")
+
+
 def measure(
-    backend: SearchBackend, index: str, data: Path, rounds: int, size: int
-) -> dict[str, dict[str, float]]:
+    backend: SearchBackend,
+    index: str,
+    data: Path,
+    rounds: int,
+    size: int,
+    max_age: float,
+) -> dict[str, object]:
     queries = read_queries(data / "queries-hotpotqa.jsonl")
     expander = PrecomputedExpander.from_file(data / "expansions-hotpotqa.strong-llm.jsonl")
-    retriever = SiraRetriever(backend, index, expander=expander, settings=SiraSettings(size=size))
-    samples: dict[str, list[float]] = {
-        "bm25_qtf": [],
-        "bm25": [],
-        "sira_df_check": [],
-        "sira_query": [],
-        "sira_engine": [],
-    }
-    for query in queries[:10]:  # warm-up: caches, JIT, connections
+    settings = SiraSettings(size=size, df_stats_max_age=max_age)
+    retriever = SiraRetriever(backend, index, expander=expander, settings=settings)
+    c = retriever.checker
+    live_checker = DocFrequencyChecker(
+        backend,
+        retriever.profile,
+        tau=c.tau,
+        max_candidates=c.max_candidates,
+        max_kept=c.max_kept,
+        max_phrase_words=c.max_phrase_words,
+        drop_query_copies=c.drop_query_copies,
+        keep_rule=c.keep_rule,
+        stats_max_age_s=0.0,
+    )
+    samples: dict[str, list[float]] = {name: [] for name in STAGES}
+    round_trips: list[int] = []
+    routes: dict[str, int] = {}
+    differ = 0
+    for n, query in enumerate(queries[:10]):  # warm-up: caches, JIT, connections
         backend.search(index, {**bm25_query(query.text), "size": size, "_source": False})
-        retriever.search(query.text, query_id=query.id)
+        first = retriever.search(query.text, query_id=query.id)
+        if n == 0:  # the first DF check reads the counts and looks the routing values up
+            round_trips.append(first.candidates.round_trips)
+        live_checker.check(clean_phrases(first.expansion.phrases), query=first.query)
     per_shard = {"search_type": "query_then_fetch"}  # what dfs_query_then_fetch costs
     for _ in range(rounds):
         for query in queries:
@@ -58,11 +89,18 @@ def measure(
             started = time.perf_counter()
             backend.search(index, {**bm25_query(query.text), "size": size, "_source": False})
             samples["bm25"].append((time.perf_counter() - started) * 1000)
-            t = retriever.search(query.text, query_id=query.id).timings
+            result = retriever.search(query.text, query_id=query.id)
+            t = result.timings
             samples["sira_df_check"].append(t.df_check_ms)
             samples["sira_query"].append(t.search_ms)
             samples["sira_engine"].append(t.engine_ms)
-    return {
+            round_trips.append(result.candidates.round_trips)
+            route = result.candidates.df_route
+            routes[route] = routes.get(route, 0) + 1
+            live = live_checker.check(clean_phrases(result.expansion.phrases), query=result.query)
+            samples["df_check_live"].append(live.took_ms)
+            differ += live.candidates != result.candidates.candidates
+    out: dict[str, object] = {
         name: {
             "p50_ms": round(percentile(v, 50), 2),
             "p95_ms": round(percentile(v, 95), 2),
@@ -71,28 +109,56 @@ def measure(
         }
         for name, v in samples.items()
     }
+    out["df_round_trips"] = {
+        "p50": percentile([float(r) for r in round_trips], 50),
+        "p95": percentile([float(r) for r in round_trips], 95),
+        "max": max(round_trips),
+        "first_query": round_trips[0],
+    }
+    out["df_routes"] = routes
+    out["tables_differ"] = differ
+    return out
 
 
 @click.command()
 @click.option("--url", "urls", multiple=True, required=True, help="One per cluster.")
-@click.option("--index", default="sira-bench-wikimh", show_default=True)
+@click.option("--index", default=None, help="Default: sira-bench-wikimh[-<N>sh].")
+@click.option("--shards", type=int, default=1, show_default=True, help="Of a new index.")
 @click.option("--data", type=click.Path(path_type=Path), default=DEFAULT_DATA)
 @click.option("--rounds", type=int, default=3, show_default=True)
 @click.option("--size", type=int, default=10, show_default=True)
+@click.option(
+    "--df-stats-max-age",
+    type=float,
+    default=SiraSettings.model_fields["df_stats_max_age"].default,
+    show_default=True,
+    help="SIRA_SEEK_SIRA_DF_STATS_MAX_AGE for the SIRA side (0: the live route).",
+)
 @click.option("--json", "as_json", is_flag=True)
 def main(
-    urls: tuple[str, ...], index: str, data: Path, rounds: int, size: int, as_json: bool
+    urls: tuple[str, ...],
+    index: str | None,
+    shards: int,
+    data: Path,
+    rounds: int,
+    size: int,
+    df_stats_max_age: float,
+    as_json: bool,
 ) -> None:
+    index = index or ("sira-bench-wikimh" if shards == 1 else f"sira-bench-wikimh-{shards}sh")
     report: dict[str, dict[str, object]] = {}
     for url in urls:
         backend = connect(ClusterSettings(url=url))
         if not backend.index_exists(index):
-            click.echo(f"ingesting {data} into {index} on {url} ...", err=True)
-            ingest_corpus(backend, index, data)
-        stats = measure(backend, index, data, rounds, size)
+            click.echo(f"ingesting {data} into {index} ({shards} shards) on {url} ...", err=True)
+            ingest_corpus(backend, index, data, shards=shards)
+        stats = measure(backend, index, data, rounds, size, df_stats_max_age)
         bm25, sira = stats["bm25"], stats["sira_engine"]
+        assert isinstance(bm25, dict) and isinstance(sira, dict)
         report[f"{backend.info.engine} {backend.info.version}"] = {
             **stats,
+            "index": index,
+            "shards": int(next(iter(backend.index_settings(index).values()))["number_of_shards"]),
             "ratio_p50": round(sira["p50_ms"] / bm25["p50_ms"], 2),
             "ratio_p95": round(sira["p95_ms"] / bm25["p95_ms"], 2),
         }
@@ -101,7 +167,7 @@ def main(
         return
     click.echo(f"{'cluster':28s} {'stage':14s} {'p50 ms':>8s} {'p95 ms':>8s} {'mean ms':>8s}")
     for cluster, row in report.items():
-        for stage in ("bm25_qtf", "bm25", "sira_df_check", "sira_query", "sira_engine"):
+        for stage in STAGES:
             s = row[stage]
             assert isinstance(s, dict)
             click.echo(
@@ -110,6 +176,14 @@ def main(
             )
         click.echo(
             f"{cluster:28s} {'SIRA/BM25':14s} {row['ratio_p50']:7.2f}x {row['ratio_p95']:7.2f}x"
+        )
+        trips = row["df_round_trips"]
+        assert isinstance(trips, dict)
+        click.echo(
+            f"{cluster:28s} DF check round trips p50 {trips['p50']:g}, p95 {trips['p95']:g}, "
+            f"max {trips['max']} (first query {trips['first_query']}); routes {row['df_routes']}; "
+            f"tables differing from the live route: {row['tables_differ']}; "
+            f"{row['index']} ({row['shards']} shards)"
         )
 
 
