@@ -7,7 +7,9 @@ SEEK's retriever), with slightly different rules; now each calls these functions
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -61,10 +63,39 @@ def sira_settings(
     from pydantic import ValidationError
 
     values = {"tau": tau, "weight": weight, "task": task, **extra}
+    given = tuple(sorted((k, v) for k, v in values.items() if v is not None))
     try:
-        return SiraSettings.model_validate({k: v for k, v in values.items() if v is not None})
+        hash(given)
+    except TypeError:  # a knob given as a list or a mapping: not worth a cache entry
+        given_key = None
+    else:
+        given_key = given
+    try:
+        if given_key is None:
+            return SiraSettings.model_validate(dict(given))
+        return _settings_for(given_key, _sira_environment()).model_copy()
     except ValidationError as exc:
         raise InvalidInput(validation_message(exc)) from None
+
+
+_ENV_PREFIX = str(SiraSettings.model_config.get("env_prefix", "")).upper()
+
+
+def _sira_environment() -> tuple[tuple[str, str], ...]:
+    """The environment variables ``SiraSettings`` reads (its prefix, any case, as
+    pydantic-settings matches them): the part of the cache key that can change at run time."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith(_ENV_PREFIX)))
+
+
+@functools.lru_cache(maxsize=256)
+def _settings_for(
+    given: tuple[tuple[str, Any], ...], environment: tuple[tuple[str, str], ...]
+) -> SiraSettings:
+    """``SiraSettings`` for these knobs under this environment, built once: reading the
+    environment into a settings model took ~0.8 ms, paid twice by every search (the request's
+    check and the search itself). Callers get a copy (``sira_settings``)."""
+    del environment  # part of the key only: the model reads os.environ itself
+    return SiraSettings.model_validate(dict(given))
 
 
 class SiraRequest(WorkflowRequest):
