@@ -279,7 +279,8 @@ class SearchBackend(Protocol):
 
     def index_doc_counts(self, index: str) -> IndexDocCounts | None:
         """|C| and the deleted-document count of the one index behind ``index`` (a name or an
-        alias), with its concrete name and uuid; None when ``index`` names several indexes."""
+        alias), with its concrete name and uuid; None when ``index`` names several indexes or
+        the credentials may not read index stats (then DFs are counted live)."""
         ...
 
     def analyze_with_doc_freq_bounds(

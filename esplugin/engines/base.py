@@ -201,6 +201,7 @@ class RestBackend(ABC):
         # index uuid -> one routing value per shard (an index keeps its shards for its lifetime)
         self._routings_by_uuid: dict[str, list[str]] = {}
         self._search_shards_calls = 0  # requests spent finding routing values, for round_trips
+        self._stats_denied: set[str] = set()  # indexes whose stats these credentials may not read
 
     # -- transport -----------------------------------------------------------------------
     @abstractmethod
@@ -710,12 +711,28 @@ class RestBackend(ABC):
         """Two requests: the index stats (concrete name, uuid, deleted documents over every
         started copy) and a size-0 search whose exact total is |C| (the stats' ``docs.count``
         would also count nested documents, and is read from a view that can run ahead of what
-        searches see until the next refresh)."""
-        stats = self.request(
-            "GET",
-            f"/{path_segment(index)}/_stats/docs",
-            params={"filter_path": "indices.*.uuid,indices.*.total.docs"},
-        )
+        searches see until the next refresh). None, with one warning per index, when the
+        credentials may not read index stats (HTTP 403: a role with ``read`` but not
+        ``monitor``): the DF check then takes the live route, which ``read`` allows."""
+        try:
+            stats = self.request(
+                "GET",
+                f"/{path_segment(index)}/_stats/docs",
+                params={"filter_path": "indices.*.uuid,indices.*.total.docs"},
+            )
+        except EngineRequestError as exc:
+            if exc.status != 403:
+                raise
+            if index not in self._stats_denied:
+                self._stats_denied.add(index)
+                logger.warning(
+                    "cannot read the index stats of %s (HTTP 403: %s); the DF check counts "
+                    "live documents instead (two requests per query). Grant 'monitor' on the "
+                    "index for the one-request check",
+                    index,
+                    exc,
+                )
+            return None
         indices = stats.get("indices") or {}
         if len(indices) != 1:
             return None

@@ -104,21 +104,30 @@ class DocCountsCache:
     def get(
         self, backend: SearchBackend, index: str, max_age_s: float
     ) -> tuple[IndexDocCounts | None, int]:
-        """The counts (fresh enough) and the round trips spent reading them (0 if reused)."""
+        """The counts (fresh enough) and the round trips spent reading them (0 if reused).
+
+        A backend that cannot be weakly referenced (or hashed) keeps nothing: read each time."""
         now = time.monotonic()
-        with self._lock:
-            cached = self._entries.get(backend, {}).get(index)
+        try:
+            with self._lock:
+                entries = self._entries.setdefault(backend, {})
+                cached = entries.get(index)
+        except TypeError:
+            entries, cached = {}, None
         if cached is not None and now - cached[0] <= max_age_s:
             return cached[1], 0
         counts = backend.index_doc_counts(index)
         with self._lock:
-            self._entries.setdefault(backend, {})[index] = (now, counts)
+            entries[index] = (now, counts)
         return counts, counts.round_trips if counts is not None else 1
 
     def forget(self, backend: SearchBackend, index: str | None = None) -> None:
         """Drop what is kept for ``index`` (every index when None): the next check reads anew."""
         with self._lock:
-            entries = self._entries.get(backend)
+            try:
+                entries = self._entries.get(backend)
+            except TypeError:
+                return
             if entries is None:
                 return
             if index is None:

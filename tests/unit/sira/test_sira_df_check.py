@@ -272,3 +272,21 @@ def test_the_counts_are_reused_only_while_fresh() -> None:
     stale = _checker(backend, stats_max_age_s=1e-9)
     assert stale.check(["nolan"]).doc_count == 5000
     assert _call_names(backend).count("index_doc_counts") == 2
+
+
+class StatsDenied(DFTableBackend):
+    """Credentials that may not read index stats: ``index_doc_counts`` answers None."""
+
+    def index_doc_counts(self, index: str) -> None:
+        self.calls.append(("index_doc_counts", index))
+        return None
+
+
+def test_no_counts_means_the_live_route_and_no_bounds_request() -> None:
+    denied = StatsDenied(DF)
+    one = _checker(denied, stats_max_age_s=3600).check(PHRASES, query=QUERY)
+    live = _checker(DFTableBackend(DF), stats_max_age_s=0).check(PHRASES, query=QUERY)
+    assert one.df_route == "live_counts" and one.candidates == live.candidates
+    assert _call_names(denied) == ["index_doc_counts", "analyze_terms", "live_doc_freqs"]
+    _checker(denied, stats_max_age_s=3600).check(PHRASES, query=QUERY)
+    assert _call_names(denied).count("index_doc_counts") == 1  # the None is kept too
