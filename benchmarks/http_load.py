@@ -3,12 +3,13 @@
 
 Both sides run the 100 wikimh/HotpotQA questions with the shared strong-LLM expansions
 (precomputed, so no LLM is timed): the HTTP side posts them to a ``sira-seek serve`` process
-this script starts on a free loopback port (httpx async clients); the direct side calls the
-library (``SiraSeek.search``, what the endpoint calls) from as many threads as there are
-clients. Every API answer is checked against the direct hits, so the table compares the same
-work. Each level runs ``--rounds`` API/direct pairs (default 3), alternating which side goes
-first, and reports each side's medians. Bounded: ``--requests`` per level and round (default
-200), loopback only.
+this script starts on a free loopback port (aiohttp async clients, or ``--client httpx``); the
+direct side calls the library (``SiraSeek.search``, what the endpoint calls) from as many
+threads as there are clients. Every API answer is checked against the direct hits, so the
+table compares the same hits (the server reuses an index's profile between searches where
+``SiraSeek.search`` reads it on each call: fewer engine requests per API search). Each level
+runs ``--rounds`` API/direct pairs (default 3), alternating which side goes first, and reports
+each side's medians. Bounded: ``--requests`` per level and round (default 200), loopback only.
 
 Beside the times, the CPU each side spends per request, which other load on a shared machine
 moves less than wall time (it still moves it: cores and caches are shared): the ``serve``
@@ -187,30 +188,62 @@ def cpu_cell(row: dict[str, float], key: str) -> str:
 
 
 async def load_http(
-    base: str, bodies: list[dict[str, Any]], clients: int, expected: list[list[str]]
+    base: str,
+    bodies: list[dict[str, Any]],
+    clients: int,
+    expected: list[list[str]],
+    client: str = "aiohttp",
 ) -> dict[str, float]:
-    """``clients`` workers, each with its own connection, post until ``bodies`` run out."""
+    """``clients`` workers, each with its own connection, post until ``bodies`` run out.
+
+    The clients share the machine with the server and the node, so their own CPU is taken
+    from the API's side: aiohttp's client spends about 1 ms per request here, httpx's 2.3-3.7
+    (both measured with this script's CPU columns); ``--client httpx`` keeps the other."""
     latencies: list[float] = []
     queue: asyncio.Queue[int] = asyncio.Queue()
     for i in range(len(bodies)):
         queue.put_nowait(i)
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
 
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+    def check(i: int, answer: bytes) -> None:
+        ids = [h["_id"] for h in json.loads(answer)["hits"]]
+        if ids != expected[i]:
+            raise SystemExit(f"API hits differ from the direct ones for {bodies[i]}")
 
-        async def worker() -> None:
+    if client == "httpx":
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+
+            async def worker() -> None:
+                while not queue.empty():
+                    i = queue.get_nowait()
+                    started = time.perf_counter()
+                    res = await http.post("/search", json=bodies[i])
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    res.raise_for_status()
+                    check(i, res.content)
+
+            wall = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(clients)))
+            return summarise(latencies, time.perf_counter() - wall)
+
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=clients)
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with aiohttp.ClientSession(base, connector=connector, timeout=timeout) as session:
+
+        async def aio_worker() -> None:
             while not queue.empty():
                 i = queue.get_nowait()
                 started = time.perf_counter()
-                res = await http.post("/search", json=bodies[i])
+                async with session.post("/search", json=bodies[i]) as res:
+                    answer = await res.read()
                 latencies.append((time.perf_counter() - started) * 1000)
                 res.raise_for_status()
-                ids = [h["_id"] for h in res.json()["hits"]]
-                if ids != expected[i]:
-                    raise SystemExit(f"API hits differ from the direct ones for {bodies[i]}")
+                check(i, answer)
 
         wall = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(clients)))
+        await asyncio.gather(*(aio_worker() for _ in range(clients)))
         return summarise(latencies, time.perf_counter() - wall)
 
 
@@ -236,6 +269,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="serve --workers")
     parser.add_argument(
         "--rounds", type=int, default=3, help="API/direct pairs per level, order alternating"
+    )
+    parser.add_argument(
+        "--client",
+        choices=["aiohttp", "httpx"],
+        default="aiohttp",
+        help="the API side's HTTP client (its CPU is printed: it shares the cores)",
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
@@ -271,7 +310,7 @@ def main() -> None:
 
     def api_round(clients: int) -> dict[str, float]:
         before = api_meter.snapshot()
-        row = asyncio.run(load_http(base, bodies, clients, expected))
+        row = asyncio.run(load_http(base, bodies, clients, expected, args.client))
         return row | CpuMeter.per_request(before, api_meter.snapshot(), len(bodies))
 
     def direct_round(clients: int) -> dict[str, float]:
@@ -280,7 +319,7 @@ def main() -> None:
         return row | CpuMeter.per_request(before, lib_meter.snapshot(), len(bodies))
 
     try:
-        asyncio.run(load_http(base, bodies[:20], 4, expected[:20]))  # warm-up
+        asyncio.run(load_http(base, bodies[:20], 4, expected[:20], args.client))  # warm-up
         for clients in LEVELS:
             # Rounds alternate which side goes first (the node's caches and JIT favour the
             # second); each side's figures are the medians over the rounds.
@@ -303,7 +342,7 @@ def main() -> None:
     print(
         f"\n{info.engine} {info.version}, index {args.index}, {len(bodies)} requests per "
         f"level, median of {args.rounds} rounds (SIRA, strong-LLM expansions, k={args.k}), "
-        f"loopback, serve --workers {args.workers}\n"
+        f"loopback, serve --workers {args.workers}, {args.client} clients\n"
     )
     print(
         "| clients | API req/s | API p50 / p95 ms | direct req/s | direct p50 / p95 ms | "
