@@ -197,8 +197,8 @@ def grounding_term_statistics(
         TextFieldTerms(
             text=text,
             fields={
-                f: [
-                    TermStatistic(
+                f: [  # already typed by the backend: no validation per term (per query)
+                    TermStatistic.model_construct(
                         term=t, doc_freq=df.get((f, t), 0) if counts.deleted_docs else bound
                     )
                     for t, bound in per_text.get(f, {}).items()
