@@ -18,8 +18,9 @@ term. Two routes, both through the ``SearchBackend`` protocol:
 
 Staleness, stated: for up to ``max_age_s`` after a write, |C| (hence tau * |C|) may be the older
 one, and a copy deleted since the counts were read may still be counted in a DF. A name that
-comes to mean another index (an alias moved, an index re-created) is seen at most as late. The
-term statistics themselves are read on every query, from what searches see.
+comes to mean another index (an alias moved, an index re-created) is seen at most as late (at
+once when the old index is gone: the failed request reads the counts again). The term
+statistics themselves are read on every query, from what searches see.
 """
 from __future__ import annotations
 
@@ -31,7 +32,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from sira_seek.backend import IndexDocCounts, SearchBackend, TermStatistic
+from sira_seek.backend import (
+    EngineError,
+    IndexDocCounts,
+    SearchBackend,
+    TermDocFreqBounds,
+    TermStatistic,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +146,16 @@ class DocCountsCache:
 DOC_COUNTS = DocCountsCache()
 
 
+def _bounds(
+    backend: SearchBackend, counts: IndexDocCounts | None, fields: list[str], texts: list[str]
+) -> TermDocFreqBounds | None:
+    if counts is None:
+        return None
+    return backend.analyze_with_doc_freq_bounds(
+        counts.index, fields, texts, index_uuid=counts.uuid
+    )
+
+
 def grounding_term_statistics(
     backend: SearchBackend,
     index: str,
@@ -159,11 +176,18 @@ def grounding_term_statistics(
     if not texts or not fields or max_age_s <= 0:
         return batch_term_statistics(backend, index, fields, texts)
     counts, trips = cache.get(backend, index, max_age_s)
-    bounds = (
-        backend.analyze_with_doc_freq_bounds(counts.index, fields, texts, index_uuid=counts.uuid)
-        if counts is not None
-        else None
-    )
+    try:
+        bounds = _bounds(backend, counts, fields, texts)
+    except EngineError:
+        if trips:  # the counts were read just now: the failure is the cluster's answer
+            raise
+        # Kept counts can name an index that is gone (deleted, the alias moved on): read
+        # them again once rather than fail for the rest of the max age.
+        logger.debug("DF check on %s: the kept counts failed, reading them again", index)
+        cache.forget(backend, index)
+        counts, trips = cache.get(backend, index, max_age_s)
+        trips += 1  # the request that failed
+        bounds = _bounds(backend, counts, fields, texts)
     if counts is None or bounds is None:
         logger.debug("DF check on %s: no per-shard bounds for this target, live counts", index)
         exact = batch_term_statistics(backend, index, fields, texts)

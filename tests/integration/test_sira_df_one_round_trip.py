@@ -109,7 +109,9 @@ def test_one_request_tables_equal_the_live_route_with_and_without_deleted_copies
 def test_an_alias_is_read_through_its_concrete_index(
     backend: SearchBackend, index_name: str
 ) -> None:
-    """The counts name the index behind the alias; the one request goes there."""
+    """The counts name the index behind the alias; the one request goes there. When the alias
+    moves and the old index is deleted within the max age, the failed request reads the counts
+    again at once."""
     be, alias = backend, f"{index_name}-alias"
     assert be.ensure_corpus_index(index_name, shards=2)
     docs = [{"_id": f"d{i}", "title": f"Doc {i}", "text": _text(i)} for i in range(N)]
@@ -122,3 +124,22 @@ def test_an_alias_is_read_through_its_concrete_index(
     live = _check(be, alias, 0)
     assert fast.df_route == "term_statistics" and fast.doc_count == N
     _same(fast, live)
+
+    moved = f"{index_name}-moved"
+    try:
+        assert be.ensure_corpus_index(moved)
+        assert not be.bulk_upsert(moved, docs[:10]).errors
+        be.refresh(moved)
+        be.update_aliases(
+            [
+                {"remove": {"index": index_name, "alias": alias}},
+                {"add": {"index": moved, "alias": alias}},
+            ]
+        )
+        be.delete_index(index_name)
+        fast = _check(be, alias, 3600)  # the kept counts still name the deleted index
+        live = _check(be, alias, 0)
+        assert fast.df_route == "term_statistics" and fast.doc_count == 10
+        _same(fast, live)
+    finally:
+        be.delete_index(moved)

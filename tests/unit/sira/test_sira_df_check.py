@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from in_memory_backend import InMemoryBackend
 from sira_doubles import DF, DFTableBackend
 
 from sira_seek.backend import SearchBackend
@@ -290,3 +291,24 @@ def test_no_counts_means_the_live_route_and_no_bounds_request() -> None:
     assert _call_names(denied) == ["index_doc_counts", "analyze_terms", "live_doc_freqs"]
     _checker(denied, stats_max_age_s=3600).check(PHRASES, query=QUERY)
     assert _call_names(denied).count("index_doc_counts") == 1  # the None is kept too
+
+
+def test_kept_counts_naming_a_deleted_index_are_read_again() -> None:
+    """The alias moved to a new index and the old one was deleted within the max age: the kept
+    counts name an index that is gone, so they are read again at once instead of failing."""
+    be = InMemoryBackend({"d1": {"title": "One", "text": "nolan river"}}, index="old")
+    be.ensure_corpus_index("new")
+    docs = [{"_id": "d2", "text": "nolan again"}, {"_id": "d3", "text": "nolan once more"}]
+    assert not be.bulk_upsert("new", docs).errors
+    be.update_aliases([{"add": {"index": "old", "alias": "live"}}])
+    checker = DocFrequencyChecker(be, IndexProfile(index="live"), tau=1.0, stats_max_age_s=3600)
+    before = checker.check(["nolan"])
+    assert (before.doc_count, before.candidates[0].doc_freq) == (1, 1)
+    be.update_aliases(
+        [{"remove": {"index": "old", "alias": "live"}}, {"add": {"index": "new", "alias": "live"}}]
+    )
+    be.delete_index("old")
+    after = checker.check(["nolan"])
+    assert (after.doc_count, after.candidates[0].doc_freq) == (2, 2)
+    assert after.df_route == "term_statistics"
+    assert after.round_trips == 1 + 2 + 1  # the failed request, the counts, the request again
