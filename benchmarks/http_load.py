@@ -6,8 +6,8 @@ Both sides run the 100 wikimh/HotpotQA questions with the shared strong-LLM expa
 this script starts on a free loopback port (aiohttp async clients, or ``--client httpx``); the
 direct side calls the library (``SiraSeek.search``, what the endpoint calls) from as many
 threads as there are clients. Every API answer is checked against the direct hits, so the
-table compares the same hits (the server reuses an index's profile between searches where
-``SiraSeek.search`` reads it on each call: fewer engine requests per API search). Each level
+table compares the same hits; both sides keep the index's profile between searches for
+serve's default ``--profile-max-age``, so both send the same engine requests. Each level
 runs ``--rounds`` API/direct pairs (default 3), alternating which side goes first, and reports
 each side's medians. Bounded: ``--requests`` per level and round (default 200), loopback only.
 
@@ -45,6 +45,7 @@ from _cluster import add_cluster_args, wikimh_backend
 
 from sira_seek.client import SiraSeek
 from sira_seek.corpus import read_queries
+from sira_seek.service.settings import DEFAULT_PROFILE_MAX_AGE_S
 from sira_seek.stats import percentile
 
 LEVELS = (1, 8, 32)
@@ -279,7 +280,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
     args = parser.parse_args()
     backend = wikimh_backend(args)
-    sk = SiraSeek(backend)
+    sk = SiraSeek(backend, profile_max_age=DEFAULT_PROFILE_MAX_AGE_S)  # as serve's
     queries = read_queries(args.data / "queries-hotpotqa.jsonl")
     path = args.data / "expansions-hotpotqa.strong-llm.jsonl"
     table = {r["_id"]: r["keywords"] for r in map(json.loads, path.read_text().splitlines())}

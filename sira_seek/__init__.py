@@ -79,6 +79,7 @@ def connect(
     aws_region: str | None = None,
     aws_service: AwsService | None = None,
     cloud_id: str | None = None,
+    profile_max_age: float = 0.0,
 ) -> SiraSeek:
     """Connect to a cluster; returns a ``SiraSeek`` (use it as a context manager).
 
@@ -100,4 +101,5 @@ def connect(
         aws_region=aws_region,
         aws_service=aws_service,
         cloud_id=cloud_id,
+        profile_max_age=profile_max_age,
     )

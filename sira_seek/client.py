@@ -50,6 +50,7 @@ def connect(
     aws_region: str | None = None,
     aws_service: AwsService | None = None,
     cloud_id: str | None = None,
+    profile_max_age: float = 0.0,
 ) -> SiraSeek:
     """Connect to a cluster and return a ``SiraSeek`` facade over it.
 
@@ -63,10 +64,12 @@ def connect(
     Service; ``aws_service="aoss"`` for a Serverless collection; the ``aws`` extra), and
     ``cloud_id`` names an Elastic Cloud deployment instead of ``url``. Arguments that cannot
     go together raise pydantic's ``ValidationError`` (a ``ValueError``) naming their flags.
+    ``profile_max_age`` is ``SiraSeek``'s (index profiles kept between searches; 0: never).
     """
     from sira_seek.esplugin.engines.cluster import resolve_url
     from sira_seek.esplugin.engines.registry import connect as connect_backend
 
+    _profile_max_age(profile_max_age)  # before a connection is opened
     given = {
         "url": url,
         "api_key": api_key,
@@ -85,7 +88,13 @@ def connect(
     settings = resolve_url(settings, NodeSettings())
     backend = connect_backend(settings)
     logger.info("connected to %s", backend.info.url)
-    return SiraSeek(backend)
+    return SiraSeek(backend, profile_max_age=profile_max_age)
+
+
+def _profile_max_age(seconds: float) -> float:
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"profile_max_age must be a finite number >= 0, got {seconds}")
+    return seconds
 
 
 class SiraSeek:
@@ -96,7 +105,15 @@ class SiraSeek:
     it as a context manager.
     """
 
-    def __init__(self, backend: SearchBackend) -> None:
+    def __init__(self, backend: SearchBackend, *, profile_max_age: float = 0.0) -> None:
+        """``profile_max_age`` > 0 keeps each index's profile (mapping, enrichment counts)
+        for that many seconds between searches, as ``sira-seek serve --profile-max-age`` does:
+        a long-lived client searching the same index saves the three to five requests of
+        reading it per search, and sees a newly enriched index that much later (a deleted or
+        recreated index at once). 0, the default, reads it on every search."""
+        from sira_seek.sira.index_profile import ProfileCache
+
+        self._profiles = ProfileCache(_profile_max_age(profile_max_age))
         self._backend = backend
 
     @property
@@ -185,7 +202,7 @@ class SiraSeek:
             query_id=query_id,
             rerank=rerank,
         )
-        return flow.search(self._backend, request)
+        return flow.search(self._backend, request, profiles=self._profiles)
 
     def evaluate(
         self,

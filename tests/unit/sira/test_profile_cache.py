@@ -117,3 +117,21 @@ def test_a_failed_search_forgets_the_profile() -> None:
     del backend.search  # the class's again
     search(backend, _request(), profiles=cache)
     assert backend.mapping_reads == 2
+
+
+def test_the_library_client_keeps_profiles_only_when_asked() -> None:
+    """``SiraSeek(profile_max_age=...)`` is the same cache as serve's; the default reads the
+    profile on every search (a library user sees a newly enriched index at once)."""
+    from sira_seek.client import SiraSeek
+
+    for max_age, reads in ((0.0, 3), (60.0, 1)):
+        backend = CountingBackend(DOCS)
+        sk = SiraSeek(backend, profile_max_age=max_age)
+        for _ in range(3):
+            table = {"first human in space": ["Gagarin"]}
+            found = sk.search("first human in space", index="idx", method="sira", expansions=table)
+            hits = found.hits
+            assert [h.id for h in hits][:1] == ["d2"]
+        assert backend.mapping_reads == reads, max_age
+    with pytest.raises(ValueError, match="profile_max_age"):
+        SiraSeek(CountingBackend(DOCS), profile_max_age=-1)
