@@ -85,7 +85,10 @@ def test_total_timeout_bounds_each_attempt() -> None:
     never = threading.Event()
     try:
         with StubOpenAIServer(default=StubReply(hold=never)) as stub:
-            client = _client(stub.base_url, total_timeout_s=0.3, retry=RetryPolicy(max_retries=0))
+            # Long enough for the request to reach the stub on a loaded machine (the unit
+            # tests run niced beside the rest of the suite: at 0.3 s one run timed out before
+            # sending); the reply never comes, so only the client's budget can end the call.
+            client = _client(stub.base_url, total_timeout_s=2.0, retry=RetryPolicy(max_retries=0))
             with pytest.raises(LLMTimeoutError):
                 asyncio.run(_generate(client, LLMRequest(prompt="hi")))
             assert not never.is_set() and len(stub.requests) == 1
