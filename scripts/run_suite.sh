@@ -1,30 +1,72 @@
 #!/usr/bin/env bash
-# What `make test` runs: the unit tests (no node, no server, about a minute on one core) beside
-# the rest of the suite, niced, then both reports; fails if either part fails.
+# What `make test` runs: the whole suite as three pytest processes at once, then their reports;
+# fails if any part fails.
 #
-# Why beside: the rest of the suite leaves about a quarter of this 2-core machine idle (one CLI
-# command at a time, waits on nodes; busy 72% on average over a full run here), which the unit
-# tests fill instead of taking a minute of their own at the end. Niced, so a node start or a
-# vLLM batch keeps the CPU when both want it.
+#   rest   every test that needs a node, a CLI command or the CPU model, but not vLLM;
+#   vllm   the tests of the session's vLLM server (SIRA_SEEK_TEST_STREAM, tests/conftest.py),
+#          niced, over the same two nodes (tests/support/suite_nodes.py starts them first and
+#          stops them at the end);
+#   unit   tests/unit (no node, no server), niced.
 #
-# usage: scripts/run_suite.sh PYTHON [pytest args for the rest of the suite...]
+# Why at once: alone, the rest leaves about a third of this 2-core machine idle (one CLI
+# command at a time, waits on nodes: busy 72% on average over a full run here), and vLLM's
+# tests, CPU-bound on both cores, ran after it for about six minutes. Niced, they take the idle
+# CPU and leave the rest its pace. SIRA_SEEK_TEST_ONE_STREAM=1 runs the rest and vllm in one
+# process (the order the suite had before), e.g. to tell a contention failure from a bug.
+#
+# usage: scripts/run_suite.sh PYTHON [pytest args for the rest and vllm streams...]
 set -uo pipefail
 py=$1
 shift
-unit_log=$(mktemp "${TMPDIR:-/tmp}/sira-seek-unit.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sira-seek-suite.XXXXXX")
+unit_pid=
+vllm_pid=
+cleanup() {
+  [ -n "$unit_pid" ] && kill "$unit_pid" 2>/dev/null
+  [ -n "$vllm_pid" ] && kill "$vllm_pid" 2>/dev/null
+  "$py" tests/support/suite_nodes.py down "$tmp/nodes.json"
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# no cache plugin on this side: both runs would write .pytest_cache at once
-nice -n 10 "$py" -m pytest tests/unit -p no:cacheprovider >"$unit_log" 2>&1 &
+# no cache plugin beside the main run: they would write .pytest_cache at once
+nice -n 10 "$py" -m pytest tests/unit -p no:cacheprovider >"$tmp/unit.log" 2>&1 &
 unit_pid=$!
-trap 'kill "$unit_pid" 2>/dev/null; rm -f "$unit_log"' EXIT INT TERM
 
-"$py" -m pytest --ignore=tests/unit "$@"
-rest=$?
+if [ "${SIRA_SEEK_TEST_ONE_STREAM:-0}" = 1 ]; then
+  "$py" -m pytest --ignore=tests/unit "$@"
+  rest=$?
+  vllm=0
+else
+  if ! exports=$("$py" tests/support/suite_nodes.py up "$tmp/nodes.json"); then
+    echo "make test: the suite's nodes did not start (above); no test ran" >&2
+    exit 1
+  fi
+  eval "$exports"
+  SIRA_SEEK_TEST_STREAM=vllm nice -n 10 "$py" -m pytest --ignore=tests/unit \
+    -p no:cacheprovider --basetemp="$tmp/vllm-basetemp" "$@" >"$tmp/vllm.log" 2>&1 &
+  vllm_pid=$!
+  SIRA_SEEK_TEST_STREAM=rest "$py" -m pytest --ignore=tests/unit "$@"
+  rest=$?
+  wait "$vllm_pid"
+  vllm=$?
+  vllm_pid=
+  echo
+  echo "==================== the vLLM tests (ran beside the rest, niced) ===================="
+  cat "$tmp/vllm.log"
+fi
 wait "$unit_pid"
 unit=$?
+unit_pid=
 echo
 echo "==================== tests/unit (ran beside the rest, niced) ===================="
-cat "$unit_log"
-echo "make test: tests/unit exit $unit, the rest exit $rest"
-if [ "$rest" -ne 0 ]; then exit "$rest"; fi
-exit "$unit"
+cat "$tmp/unit.log"
+echo "make test: tests/unit exit $unit, the vLLM tests exit $vllm, the rest exit $rest"
+# 5 is pytest's "no test selected": arguments that select only vLLM tests, or none of them
+if [ "$rest" -eq 5 ] && [ "$vllm" -eq 0 ]; then rest=0; fi
+if [ "$vllm" -eq 5 ] && [ "$rest" -eq 0 ]; then vllm=0; fi
+for status in "$rest" "$vllm" "$unit"; do
+  if [ "$status" -ne 0 ]; then exit "$status"; fi
+done
+exit 0

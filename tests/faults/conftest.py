@@ -4,6 +4,7 @@ corrupted, wall time). Run it alone with `python -m pytest tests/faults`."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fault_kit import LEDGER, FaultLedger, FaultScenario
+from support.suite_nodes import SHARED_ENV
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import NodeSettings
@@ -58,11 +60,13 @@ def restart_node(node_urls: dict[str, str]) -> Iterator[LocalNode]:
     The session's local node when the session's OpenSearch URL is that node: its restart costs
     about ten seconds and every index on it comes back from disk (``up`` waits for yellow
     health), where a second node cost a 20-30 s start of its own. A node the user named
-    (``SIRA_SEEK_TEST_OPENSEARCH_URL`` elsewhere) is never stopped: a second node of our own
+    (``SIRA_SEEK_TEST_OPENSEARCH_URL`` elsewhere) is never stopped, nor one that another pytest
+    process shares (``SHARED_ENV``, tests/support/suite_nodes.py): a second node of our own
     then, in its own folder and port."""
     session = LocalNode(NodeSettings(), "opensearch")
     state = session.running()
-    if state is not None and state.url.rstrip("/") == node_urls["opensearch"].rstrip("/"):
+    ours = os.environ.get(SHARED_ENV) != "1"
+    if ours and state and state.url.rstrip("/") == node_urls["opensearch"].rstrip("/"):
         try:
             yield session
         finally:
