@@ -4,15 +4,18 @@
 #
 #   rest   every test that needs a node, a CLI command or the CPU model, but not vLLM;
 #   vllm   the tests of the session's vLLM server (SIRA_SEEK_TEST_STREAM, tests/conftest.py),
-#          niced, over the same two nodes (tests/support/suite_nodes.py starts them first and
-#          stops them at the end);
+#          over the same two nodes (tests/support/suite_nodes.py starts them first and stops
+#          them at the end); NOT niced: vLLM's worker spins on a core while its server has
+#          work, so stretching its tests over the whole run (niced, one try: the rest had done
+#          34% of its tests after 20 minutes) costs more than it fills;
 #   unit   tests/unit (no node, no server), niced.
 #
 # Why at once: alone, the rest leaves about a third of this 2-core machine idle (one CLI
 # command at a time, waits on nodes: busy 72% on average over a full run here), and vLLM's
-# tests, CPU-bound on both cores, ran after it for about six minutes. Niced, they take the idle
-# CPU and leave the rest its pace. SIRA_SEEK_TEST_ONE_STREAM=1 runs the rest and vllm in one
-# process (the order the suite had before), e.g. to tell a contention failure from a bug.
+# tests, CPU-bound on both cores, ran after it for about six minutes; now they share the first
+# minutes with it, and the unit tests (niced) take what is idle. SIRA_SEEK_TEST_ONE_STREAM=1
+# runs the rest and vllm in one process (the order the suite had before), e.g. to tell a
+# contention failure from a bug.
 #
 # usage: scripts/run_suite.sh PYTHON [pytest args for the rest and vllm streams...]
 set -uo pipefail
@@ -44,7 +47,7 @@ else
     exit 1
   fi
   eval "$exports"
-  SIRA_SEEK_TEST_STREAM=vllm nice -n 10 "$py" -m pytest --ignore=tests/unit \
+  SIRA_SEEK_TEST_STREAM=vllm "$py" -m pytest --ignore=tests/unit \
     -p no:cacheprovider --basetemp="$tmp/vllm-basetemp" "$@" >"$tmp/vllm.log" 2>&1 &
   vllm_pid=$!
   SIRA_SEEK_TEST_STREAM=rest "$py" -m pytest --ignore=tests/unit "$@"
@@ -53,7 +56,7 @@ else
   vllm=$?
   vllm_pid=
   echo
-  echo "==================== the vLLM tests (ran beside the rest, niced) ===================="
+  echo "==================== the vLLM tests (ran beside the rest) ===================="
   cat "$tmp/vllm.log"
 fi
 wait "$unit_pid"
