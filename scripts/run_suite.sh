@@ -1,23 +1,20 @@
 #!/usr/bin/env bash
-# What `make test` runs: the whole suite as three pytest processes at once, then their reports;
-# fails if any part fails.
+# What `make test` runs: tests/unit (no node, no server), niced, beside the rest of the suite,
+# then both reports; fails if either part fails.
 #
-#   rest   every test that needs a node, a CLI command or the CPU model, but not vLLM;
-#   vllm   the tests of the session's vLLM server (SIRA_SEEK_TEST_STREAM, tests/conftest.py),
-#          over the same two nodes (tests/support/suite_nodes.py starts them first and stops
-#          them at the end); NOT niced: vLLM's worker spins on a core while its server has
-#          work, so stretching its tests over the whole run (niced, one try: the rest had done
-#          34% of its tests after 20 minutes) costs more than it fills;
-#   unit   tests/unit (no node, no server), niced.
+# Why beside: alone, the rest leaves about a quarter of this 2-core machine idle (one CLI
+# command at a time, waits on nodes: busy 72% on average over a full run here), which the unit
+# tests fill instead of taking a minute of their own at the end.
 #
-# Why at once: alone, the rest leaves about a third of this 2-core machine idle (one CLI
-# command at a time, waits on nodes: busy 72% on average over a full run here), and vLLM's
-# tests, CPU-bound on both cores, ran after it for about six minutes; now they share the first
-# minutes with it, and the unit tests (niced) take what is idle. SIRA_SEEK_TEST_ONE_STREAM=1
-# runs the rest and vllm in one process (the order the suite had before), e.g. to tell a
-# contention failure from a bug.
+# SIRA_SEEK_TEST_STREAMS=2 also splits the rest in two pytest processes over the same two
+# nodes (tests/support/suite_nodes.py starts them first and stops them at the end): the tests
+# of the session's vLLM server (SIRA_SEEK_TEST_STREAM=vllm, tests/conftest.py) and the others.
+# It is not the default because on this 2-core machine it was slower, not faster: the cores
+# were 96-97% busy and the node-bound part had done 27-28% of its tests after 12-16 minutes in
+# both fresh-clone tries (vLLM niced or not), where alone it takes about 20 minutes in all;
+# vLLM's worker spins on a core while its server has work. With more cores it may pay.
 #
-# usage: scripts/run_suite.sh PYTHON [pytest args for the rest and vllm streams...]
+# usage: scripts/run_suite.sh PYTHON [pytest args for the rest of the suite...]
 set -uo pipefail
 py=$1
 shift
@@ -37,7 +34,7 @@ trap 'exit 130' INT TERM
 nice -n 10 "$py" -m pytest tests/unit -p no:cacheprovider >"$tmp/unit.log" 2>&1 &
 unit_pid=$!
 
-if [ "${SIRA_SEEK_TEST_ONE_STREAM:-0}" = 1 ]; then
+if [ "${SIRA_SEEK_TEST_STREAMS:-1}" != 2 ]; then
   "$py" -m pytest --ignore=tests/unit "$@"
   rest=$?
   vllm=0
@@ -65,10 +62,14 @@ unit_pid=
 echo
 echo "==================== tests/unit (ran beside the rest, niced) ===================="
 cat "$tmp/unit.log"
-echo "make test: tests/unit exit $unit, the vLLM tests exit $vllm, the rest exit $rest"
-# 5 is pytest's "no test selected": arguments that select only vLLM tests, or none of them
-if [ "$rest" -eq 5 ] && [ "$vllm" -eq 0 ]; then rest=0; fi
-if [ "$vllm" -eq 5 ] && [ "$rest" -eq 0 ]; then vllm=0; fi
+if [ "${SIRA_SEEK_TEST_STREAMS:-1}" != 2 ]; then
+  echo "make test: tests/unit exit $unit, the rest exit $rest"
+else
+  echo "make test: tests/unit exit $unit, the vLLM tests exit $vllm, the rest exit $rest"
+  # 5 is pytest's "no test selected": arguments that select only vLLM tests, or none of them
+  if [ "$rest" -eq 5 ] && [ "$vllm" -eq 0 ]; then rest=0; fi
+  if [ "$vllm" -eq 5 ] && [ "$rest" -eq 0 ]; then vllm=0; fi
+fi
 for status in "$rest" "$vllm" "$unit"; do
   if [ "$status" -ne 0 ]; then exit "$status"; fi
 done
