@@ -9,10 +9,8 @@
 # SIRA_SEEK_TEST_STREAMS=2 also splits the rest in two pytest processes over the same two
 # nodes (tests/support/suite_nodes.py starts them first and stops them at the end): the tests
 # of the session's vLLM server (SIRA_SEEK_TEST_STREAM=vllm, tests/conftest.py) and the others.
-# It is not the default because on this 2-core machine it was slower, not faster: the cores
-# were 96-97% busy and the node-bound part had done 27-28% of its tests after 12-16 minutes in
-# both fresh-clone tries (vLLM niced or not), where alone it takes about 20 minutes in all;
-# vLLM's worker spins on a core while its server has work. With more cores it may pay.
+# It is not the default: it was not shown faster on this 2-core machine (docs/testing.md,
+# "Test time": one try with vLLM niced was slower, one not niced inconclusive).
 #
 # usage: scripts/run_suite.sh PYTHON [pytest args for the rest of the suite...]
 set -uo pipefail
