@@ -634,6 +634,12 @@ class InMemoryBackend:
         self.calls.append(("term_doc_freq_bounds", (list(fields), list(texts))))
         if self.bounds_unavailable:
             return None
+        return self._doc_freq_bounds(index, fields, texts)
+
+    def _doc_freq_bounds(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> TermDocFreqBounds:
+        """Every term's docFreq over the live documents and the deleted copies."""
         idx = self._idx(index)
         copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
         return TermDocFreqBounds(
@@ -679,20 +685,7 @@ class InMemoryBackend:
             return None
         if not texts or not fields:
             return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
-        idx = self._idx(index)
-        copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
-        return TermDocFreqBounds(
-            texts=[
-                {
-                    f: {
-                        t: sum(t in self._terms_of(idx, c, f) for c in copies)
-                        for t in field_terms(f, text)
-                    }
-                    for f in fields
-                }
-                for text in texts
-            ]
-        )
+        return self._doc_freq_bounds(index, fields, texts)
 
     def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         self.calls.append(("live_doc_freqs", list(terms)))
