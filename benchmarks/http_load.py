@@ -28,16 +28,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -52,22 +54,38 @@ LEVELS = (1, 8, 32)
 LOOPBACK = "127.0.0.1"
 
 
+POOL_FULL = "Connection pool is full"
+
+
+class PoolFullCounter(logging.Handler):
+    """Counts urllib3's "Connection pool is full" warnings of the direct side."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += POOL_FULL in record.getMessage()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind((LOOPBACK, 0))
         return int(sock.getsockname()[1])
 
 
-def start_server(url: str, index: str, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    url: str, index: str, log: IO[bytes], workers: int = 1
+) -> tuple[subprocess.Popen[bytes], str]:
     """``sira-seek serve`` on a free loopback port with ``workers`` processes, without access
-    log (it would be timed)."""
+    log (it would be timed); its stderr goes to ``log``, read for warnings afterwards."""
     port = free_port()
     exe = Path(sys.executable).with_name("sira-seek")
     cmd = [str(exe), "serve", "--host", LOOPBACK, "--port", str(port), "--url", url]
     proc = subprocess.Popen(
         [*cmd, "--index", index, "--no-access-log", "--workers", str(workers)],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
         env=dict(os.environ),
     )
     base = f"http://{LOOPBACK}:{port}"
@@ -303,7 +321,10 @@ def main() -> None:
 
     expected = [direct(i) for i in range(min(len(bodies), len(queries)))]  # also warms up
     expected = [expected[i % len(expected)] for i in range(len(bodies))]
-    proc, base = start_server(backend.info.url, args.index, args.workers)
+    pool_full = PoolFullCounter()
+    logging.getLogger().addHandler(pool_full)
+    serve_log = tempfile.TemporaryFile()  # noqa: SIM115 (read after serve stops, gone at exit)
+    proc, base = start_server(backend.info.url, args.index, serve_log, args.workers)
     node_port = urlsplit(backend.info.url).port
     node_pid = listener_pid(node_port) if node_port else None
     api_meter, lib_meter = CpuMeter(proc.pid, node_pid), CpuMeter(None, node_pid)
@@ -339,6 +360,8 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+    serve_log.seek(0)
+    served = serve_log.read().decode("utf-8", "replace").splitlines()
     info = backend.info
     print(
         f"\n{info.engine} {info.version}, index {args.index}, {len(bodies)} requests per "
@@ -370,6 +393,12 @@ def main() -> None:
             f"| {cpu_cell(a, 'self_cpu_ms')} | {cpu_cell(a, 'node_cpu_ms')} | "
             f"{cpu_cell(d, 'node_cpu_ms')} |"
         )
+    print(
+        f"\nErrors: none (every answer checked, any failure stops the run). Connection-pool-full "
+        f"warnings: serve {sum(POOL_FULL in line for line in served)}, this process "
+        f"{pool_full.count}; serve's log lines at ERROR or with a traceback: "
+        f"{sum(('ERROR' in line) or ('Traceback' in line) for line in served)}"
+    )
     if args.json:
         print(json.dumps(rows, indent=2))
 

@@ -10,7 +10,9 @@ is the same BM25 query with per-shard statistics, to show what the global statis
 round trips, what every query paid before), timed in the same loop; its candidate tables are
 compared with the one-request route's (``tables_differ`` must be 0). Each row of the DF check
 also reports its round trips (``df_round_trips``: p50 / p95 / max, the first query's reading
-of the counts and routing look-up included) and the routes taken.
+of the counts and routing look-up included) and the routes taken. ``sira_unnamed`` is the
+same weighted query sent again without its clause names (no ``matched_queries`` per hit),
+to show what the names cost; its rankings are compared with the named query's.
 
     python benchmarks/sira_latency.py --url http://127.0.0.1:9410 --shards 5
 
@@ -25,6 +27,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -42,7 +45,24 @@ from sira_seek.stats import percentile
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikimh"
 
 
-STAGES = ("bm25_qtf", "bm25", "df_check_live", "sira_df_check", "sira_query", "sira_engine")
+STAGES = (
+    "bm25_qtf",
+    "bm25",
+    "df_check_live",
+    "sira_df_check",
+    "sira_query",
+    "sira_unnamed",
+    "sira_engine",
+)
+
+
+def without_names(node: Any) -> Any:
+    """The body with every ``_name`` removed: no ``matched_queries`` to compute per hit."""
+    if isinstance(node, dict):
+        return {k: without_names(v) for k, v in node.items() if k != "_name"}
+    if isinstance(node, list):
+        return [without_names(v) for v in node]
+    return node
 
 
 def measure(
@@ -73,6 +93,7 @@ def measure(
     round_trips: list[int] = []
     routes: dict[str, int] = {}
     differ = 0
+    rankings_differ = 0
     for n, query in enumerate(queries[:10]):  # warm-up: caches, JIT, connections
         backend.search(index, {**bm25_query(query.text), "size": size, "_source": False})
         first = retriever.search(query.text, query_id=query.id)
@@ -97,6 +118,10 @@ def measure(
             round_trips.append(result.candidates.round_trips)
             route = result.candidates.df_route
             routes[route] = routes.get(route, 0) + 1
+            started = time.perf_counter()  # the same weighted query without clause names
+            unnamed = backend.search(index, without_names(result.body))  # global stats too
+            samples["sira_unnamed"].append((time.perf_counter() - started) * 1000)
+            rankings_differ += [h.id for h in unnamed.hits] != [h.id for h in result.hits]
             live = live_checker.check(clean_phrases(result.expansion.phrases), query=result.query)
             samples["df_check_live"].append(live.took_ms)
             differ += live.candidates != result.candidates.candidates
@@ -117,6 +142,7 @@ def measure(
     }
     out["df_routes"] = routes
     out["tables_differ"] = differ
+    out["unnamed_rankings_differ"] = rankings_differ
     return out
 
 
@@ -182,7 +208,8 @@ def main(
         click.echo(
             f"{cluster:28s} DF check round trips p50 {trips['p50']:g}, p95 {trips['p95']:g}, "
             f"max {trips['max']} (first query {trips['first_query']}); routes {row['df_routes']}; "
-            f"tables differing from the live route: {row['tables_differ']}; "
+            f"tables differing from the live route: {row['tables_differ']}; rankings of the "
+            f"unnamed query differing: {row['unnamed_rankings_differ']}; "
             f"{row['index']} ({row['shards']} shards)"
         )
 
