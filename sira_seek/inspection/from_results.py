@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from sira_seek.seek.results import SeekResult
-from sira_seek.sira.results import SiraResult
+from typing import TYPE_CHECKING
 
 from .query_log import (
     LatencyMs,
@@ -13,6 +12,10 @@ from .query_log import (
     LoggedSeek,
     QueryLogRecord,
 )
+
+if TYPE_CHECKING:  # annotations only: a SIRA search does not load SEEK's modules
+    from sira_seek.seek.results import SeekResult
+    from sira_seek.sira.results import SiraResult
 
 
 def record_from_sira(result: SiraResult, *, weight: float, tau: float) -> QueryLogRecord:

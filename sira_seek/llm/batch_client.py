@@ -10,7 +10,8 @@ from typing import Any
 from sira_seek.llm.batch_files import BATCH_URL_PREFIX
 from sira_seek.llm.batch_rounds import BatchRounds
 from sira_seek.llm.client import generate_many_bounded
-from sira_seek.llm.openai_http import complete_request, openai_request_body
+from sira_seek.llm.openai_body import openai_request_body
+from sira_seek.llm.openai_http import complete_request
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 from sira_seek.llm.structured import StructuredOutputDialect

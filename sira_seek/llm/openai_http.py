@@ -29,15 +29,12 @@ from sira_seek.llm.errors import (
     ServerError,
     ServerUnreachableError,
 )
+from sira_seek.llm.openai_body import OPENAI_BACKEND, openai_request_body
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 from sira_seek.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from sira_seek.llm.scoring import ScoringUnsupportedError, TokenLogprob
-from sira_seek.llm.structured import (
-    StructuredOutputDialect,
-    parse_json_output,
-    structured_output_fields,
-)
+from sira_seek.llm.structured import StructuredOutputDialect, parse_json_output
 
 _CONTEXT_TOO_LONG = re.compile(
     r"maximum context length|context window|context length|too long|exceeds? .*context|"
@@ -99,7 +96,7 @@ class _LoopState:
 class OpenAICompatibleClient:
     """``LLMClient`` over one or more OpenAI-compatible endpoints, round-robin."""
 
-    backend = "openai"
+    backend = OPENAI_BACKEND
 
     def __init__(
         self,
@@ -419,44 +416,6 @@ def status_error(url: str, status: int, detail: str, model: str | None) -> LLMCa
     if status in (401, 403):
         return BadRequestError(f"the LLM server at {url} refused the credentials: {detail}")
     return BadRequestError(f"the LLM server at {url} rejected the request: HTTP {status}: {detail}")
-
-
-def openai_request_body(
-    request: LLMRequest,
-    *,
-    model: str,
-    dialect: StructuredOutputDialect,
-    template_kwargs: bool = True,
-) -> tuple[str, dict[str, Any]]:
-    """(path under the base URL, JSON body) of one request: the single place a body is built,
-    so an offline batch file (``sira-sync export-requests``) sends exactly what a live run does.
-    ``template_kwargs=False`` leaves ``chat_template_kwargs`` out (for OpenAI's own API)."""
-    body: dict[str, Any] = {
-        "model": model,
-        "max_tokens": request.max_tokens,
-        "temperature": request.temperature,
-    }
-    if request.messages is not None:
-        path = "/chat/completions"
-        body["messages"] = [m.model_dump() for m in request.messages]
-        if request.chat_template_kwargs and template_kwargs:
-            body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
-    else:
-        path = "/completions"
-        body["prompt"] = request.prompt
-    if request.top_p is not None:
-        body["top_p"] = request.top_p
-    if request.top_k is not None:
-        body["top_k"] = request.top_k
-    if request.seed is not None:
-        body["seed"] = request.seed
-    if request.stop:
-        body["stop"] = list(request.stop)
-    if request.json_schema is not None:
-        body.update(
-            structured_output_fields(request.json_schema, chat=request.is_chat, dialect=dialect)
-        )
-    return path, body
 
 
 async def complete_request(

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sira_seek.backend import SearchBackend
 from sira_seek.input_errors import InputError
 from sira_seek.llm.batch_files import BATCH_URL_PREFIX, BatchRequestLine
-from sira_seek.llm.openai_http import OpenAICompatibleClient, openai_request_body
+from sira_seek.llm.openai_body import OPENAI_BACKEND, openai_request_body
 from sira_seek.llm.structured import StructuredOutputDialect
 
 from .document_prompt import PromptStyle, prompt_id
@@ -90,7 +90,7 @@ class ExportReport(BaseModel):
 def fingerprint_model(model: str) -> str:
     """The model a live ``--llm openai:URL#MODEL`` run records; a batch import records the same,
     so documents enriched either way are current for the other."""
-    return f"{OpenAICompatibleClient.backend}:{model}"
+    return f"{OPENAI_BACKEND}:{model}"
 
 
 def batch_line(

@@ -67,6 +67,26 @@ def test_a_cluster_command_loads_no_engine_client_llm_stack_or_service(
     assert heavy_in(loaded) == []
 
 
+def test_search_loads_no_seek_module() -> None:
+    """``sira-seek search`` (BM25 or SIRA) needs none of SEEK's modules; the query log's
+    SEEK record type is an annotation only (about 0.1 s of every search's start here)."""
+    loaded = modules_after(
+        "import click\n"
+        "from sira_seek.cli.main import cli\n"
+        "assert cli.get_command(click.Context(cli), 'search') is not None"
+    )
+    assert "sira_seek.cli.search_cmd" in loaded
+    assert sorted(m for m in loaded if m.startswith("sira_seek.seek")) == []
+
+
+def test_sira_sync_starts_without_an_http_client_or_engine_client() -> None:
+    """``sira-sync`` builds LLM request bodies (``export-requests``) without the live client's
+    HTTP stack: httpx (with rich through its CLI) cost about 0.3 s of every start here."""
+    loaded = modules_after("from sira_seek.cli.sync import main")
+    assert "sira_seek.llm.openai_body" in loaded
+    assert heavy_in(loaded) == []
+
+
 def test_a_record_module_does_not_load_its_package() -> None:
     """``sira_seek.seek.results`` (pydantic records) must not run the SEEK pipeline's imports:
     the package's names load when asked for, and still resolve."""
