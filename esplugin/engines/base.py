@@ -6,6 +6,7 @@ how to send a request with its own client and where the two APIs differ (point i
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import sys
@@ -56,6 +57,16 @@ _CONTEXT_LOST = (
     "SearchContextMissing",
     "no node found for id",
 )
+ANALYZE_CHARS_PER_REQUEST = 12_000
+"""Characters of text per ``_analyze`` request of ``term_doc_freq_bounds``: a pack of 500
+phrases is about 9,000 characters, so one request per analyzer, and well under the engines'
+10,000-token cap (``index.analyze.max_token_count``) even with 2-3-word shingles."""
+
+ANALYZE_SENTINEL = "sirasentinel sirasentinel sirasentinel"
+"""The last value of every ``_analyze`` request: a token of it must start exactly where the
+values' lengths say, which proves that the offsets map each token back to its text (three
+words, so that a shingles-only analyzer makes a token of it too)."""
+
 # Analyzer probes: tries of one probe on a transient error, and the first pause (then doubled).
 ANALYZE_ATTEMPTS = 4
 ANALYZE_BACKOFF_S = 0.5
@@ -184,6 +195,41 @@ def _vector_flags(*, terms: bool, fields: bool) -> dict[str, bool]:
         "offsets": False,
         "payloads": False,
     }
+
+
+def _utf16_len(text: str) -> int:
+    """The engines count offsets in UTF-16 code units (Java strings)."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def _map_tokens(texts: list[str], tokens: list[dict[str, Any]]) -> list[list[str]] | None:
+    """``_analyze``'s tokens of ``[*texts, ANALYZE_SENTINEL]`` back to each text: value ``i``
+    starts at the sum of the earlier values' lengths plus one each (the offset gap). None
+    unless every token lies inside one value and the sentinel starts exactly where predicted
+    (an analyzer with another offset gap shifts it)."""
+    starts: list[int] = []
+    at = 0
+    for text in texts:
+        starts.append(at)
+        at += _utf16_len(text) + 1
+    ends = [s + _utf16_len(t) for s, t in zip(starts, texts, strict=True)]
+    sentinel_seen = False
+    found: list[dict[str, None]] = [{} for _ in texts]
+    for token in tokens:
+        begin, stop = int(token.get("start_offset", -1)), int(token.get("end_offset", -1))
+        if begin >= at:  # the sentinel's
+            if stop > at + len(ANALYZE_SENTINEL):
+                return None
+            sentinel_seen = sentinel_seen or begin == at
+            continue
+        i = bisect.bisect_right(starts, begin) - 1
+        if i < 0 or stop > ends[i]:
+            return None
+        found[i][str(token["token"])] = None
+    if not sentinel_seen:
+        return None
+    return [sorted(terms) for terms in found]
+
 
 class RestBackend(ABC):
     """A ``SearchBackend`` implemented over raw REST calls."""
@@ -540,9 +586,7 @@ class RestBackend(ABC):
             )
         return out
 
-    def live_doc_freqs(
-        self, index: str, terms: Sequence[tuple[str, str]]
-    ) -> LiveDocFrequencies:
+    def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         """A size-0 search whose ``filters`` aggregation counts each term's live documents on
         every shard, and whose exact total is |C|. Refuses partial answers: a count missing a
         shard would silently make a common phrase look rare."""
@@ -550,8 +594,7 @@ class RestBackend(ABC):
         counts: list[TermCount] = []
         doc_count = 0
         chunks = [
-            ordered[i : i + FILTERS_PER_SEARCH]
-            for i in range(0, len(ordered), FILTERS_PER_SEARCH)
+            ordered[i : i + FILTERS_PER_SEARCH] for i in range(0, len(ordered), FILTERS_PER_SEARCH)
         ] or [[]]
         for n, chunk in enumerate(chunks):
             body: dict[str, Any] = {"size": 0, "track_total_hits": n == 0}
@@ -658,7 +701,9 @@ class RestBackend(ABC):
         if routings is None:
             return None
         twin = self._analysis_twins(index, fields)
-        analysed = self.analyze_terms(index, list(dict.fromkeys(twin.values())), texts)
+        analysed, analysis_trips = self._analyse_texts(
+            index, list(dict.fromkeys(twin.values())), texts
+        )
         terms_of = [{f: per_text[twin[f]] for f in fields} for per_text in analysed]
         wanted: dict[str, dict[str, None]] = {f: {} for f in fields}
         for per_text in terms_of:
@@ -705,7 +750,75 @@ class RestBackend(ABC):
             {f: {t: df[(f, t)] for t in terms} for f, terms in per_text.items()}
             for per_text in terms_of
         ]
-        return TermDocFreqBounds(texts=out, round_trips=3)
+        return TermDocFreqBounds(texts=out, round_trips=2 + analysis_trips)
+
+    def _analyse_texts(
+        self, index: str, fields: Sequence[str], texts: Sequence[str]
+    ) -> tuple[list[dict[str, list[str]]], int]:
+        """Every text's terms per field (fields of distinct analyzers), and the round trips.
+
+        ``_analyze`` with the texts as one multi-valued input per field: its offsets run on
+        from value to value (each value's length plus the analyzer's offset gap, 1), so every
+        token maps back to its text. One analysis instead of one artificial document per text,
+        which costs the engine 3x (OpenSearch) to 6x (Elasticsearch) more for a pack of 500
+        phrases (measured, docs/benchmarks/enrichment.md). A field whose answer does not map
+        back exactly (an analyzer with another offset gap, a token cap reached) is analysed
+        the old way, as artificial documents (``analyze_terms``)."""
+        out: list[dict[str, list[str]]] = [{} for _ in texts]
+        trips = 0
+        fallback: list[str] = []
+        for field in fields:
+            terms, requests = self._analyze_values(index, field, texts)
+            trips += requests
+            if terms is None:
+                fallback.append(field)
+                continue
+            for per_text, text_terms in zip(out, terms, strict=True):
+                per_text[field] = text_terms
+        if fallback:
+            logger.info("analysing %s of %s as artificial documents", fallback, index)
+            for per_text, other in zip(
+                out, self.analyze_terms(index, fallback, texts), strict=True
+            ):
+                per_text.update(other)
+            trips += 1
+        return out, trips
+
+    def _analyze_values(
+        self, index: str, field: str, texts: Sequence[str]
+    ) -> tuple[list[list[str]] | None, int]:
+        """``field``'s index analyzer over ``texts`` through ``_analyze`` (which uses the
+        field's index analyzer, as artificial documents do), in chunks of
+        ``ANALYZE_CHARS_PER_REQUEST`` characters; each text's distinct terms in Lucene's order,
+        or None when a chunk's offsets do not map back exactly (checked by ``_map_tokens``)."""
+        out: list[list[str]] = []
+        requests = 0
+        start = 0
+        while start < len(texts):
+            end, chars = start, 0
+            while end < len(texts) and (
+                end == start or chars + len(texts[end]) <= ANALYZE_CHARS_PER_REQUEST
+            ):
+                chars += len(texts[end]) + 1
+                end += 1
+            chunk = list(texts[start:end])
+            requests += 1
+            try:
+                raw = self.request(
+                    "POST",
+                    f"/{path_segment(index)}/_analyze",
+                    body={"field": field, "text": [*chunk, ANALYZE_SENTINEL]},
+                )
+            except EngineRequestError as exc:
+                if exc.status != 400:  # 400: e.g. the token cap; anything else is the cluster
+                    raise
+                return None, requests
+            mapped = _map_tokens(chunk, raw.get("tokens", []))
+            if mapped is None:
+                return None, requests
+            out += mapped
+            start = end
+        return out, requests
 
     def index_doc_counts(self, index: str) -> IndexDocCounts | None:
         """Two requests: the index stats (concrete name, uuid, deleted documents over every
@@ -855,9 +968,7 @@ class RestBackend(ABC):
     def update_aliases(self, actions: Sequence[Mapping[str, Any]]) -> None:
         self.request("POST", "/_aliases", body={"actions": [dict(a) for a in actions]})
 
-    def explain(
-        self, index: str, doc_id: str, query: Mapping[str, Any]
-    ) -> dict[str, Any] | None:
+    def explain(self, index: str, doc_id: str, query: Mapping[str, Any]) -> dict[str, Any] | None:
         """A search restricted to the document with ``explain``: the same global statistics as
         ``search`` (``_explain`` would use one shard's and disagree on a multi-shard index)."""
         body = {

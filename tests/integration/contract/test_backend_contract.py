@@ -26,6 +26,7 @@ analysis (stemming differs between layouts), never hard-coded.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -216,6 +217,49 @@ def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
     assert after["contents"][probe[0][1]] == 6  # the deleted copy counts: only an upper bound
     assert be.live_doc_freqs(five, [probe[0]]).counts[0].doc_freq == 5
     assert be.term_doc_freq_bounds(five, fields, []).texts == []  # type: ignore[union-attr]
+
+
+def test_df_bounds_analyse_each_text_exactly_as_an_artificial_document_would(
+    target: ContractTarget, new_index: NewIndex, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The bounds analyse a pack of texts as one multi-valued input and map every term back to
+    its text by offsets: texts that make no term (stopwords only, empty, punctuation), at the
+    start of the pack as in the middle, astral characters (two UTF-16 units), and a pack longer
+    than one analysis request must still give each text exactly the terms an artificial
+    document of its own gets (``analyze_terms``). The REST engines must get there through
+    their one-input analysis, not its fallback (a slow path that would hide a mapping bug)."""
+    caplog.set_level(logging.INFO)
+    be = target.backend
+    index = new_index(shards=2, docs=DOCS)
+    fields = ["contents", "contents.shingles", "title", "text"]
+    tricky = [
+        "the",
+        "of the",
+        "",
+        "   ",
+        "!!!",
+        "green river",
+        "a",
+        "zebra herd!",
+        "the",
+        "café Zürich",
+        "𝔘nicode lamp",
+        "end.",
+        "river " * 40,
+        "sirasentinel",
+        "the moon",
+    ]
+    long_pack = [f"green river {n} boat" for n in range(800)]  # ~16,000 characters
+    for texts in (tricky, long_pack):
+        bounds = be.term_doc_freq_bounds(index, fields, texts)
+        assert bounds is not None
+        expected = be.analyze_terms(index, fields, texts)
+        assert [{f: sorted(b[f]) for f in fields} for b in bounds.texts] == [
+            {f: sorted(t[f]) for f in fields} for t in expected
+        ]
+    assert any(t["contents"] for t in expected)  # the packs really made terms
+    fallbacks = [r for r in caplog.records if "as artificial documents" in r.getMessage()]
+    assert fallbacks == [], [r.getMessage() for r in fallbacks]
 
 
 # -- index_doc_counts and analyze_with_doc_freq_bounds (SIRA's one-request DF check) ---------
