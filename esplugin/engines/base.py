@@ -199,7 +199,7 @@ def _vector_flags(*, terms: bool, fields: bool) -> dict[str, bool]:
 
 def _utf16_len(text: str) -> int:
     """The engines count offsets in UTF-16 code units (Java strings)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _map_tokens(texts: list[str], tokens: list[dict[str, Any]]) -> list[list[str]] | None:
@@ -208,11 +208,12 @@ def _map_tokens(texts: list[str], tokens: list[dict[str, Any]]) -> list[list[str
     unless every token lies inside one value and the sentinel starts exactly where predicted
     (an analyzer with another offset gap shifts it)."""
     starts: list[int] = []
+    ends: list[int] = []
     at = 0
     for text in texts:
         starts.append(at)
-        at += _utf16_len(text) + 1
-    ends = [s + _utf16_len(t) for s, t in zip(starts, texts, strict=True)]
+        ends.append(at + _utf16_len(text))
+        at = ends[-1] + 1
     sentinel_seen = False
     found: list[dict[str, None]] = [{} for _ in texts]
     for token in tokens:
