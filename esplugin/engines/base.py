@@ -732,23 +732,23 @@ class RestBackend(ABC):
             raise SiraSeekEngineError(
                 f"term statistics answered {len(answers)} documents for {len(docs)} shards"
             )
-        df: dict[tuple[str, str], int] = {}
+        df: dict[str, dict[str, int]] = {f: dict.fromkeys(terms, 0) for f, terms in wanted.items()}
         for answer in answers:
             if "error" in answer:
                 raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
             vectors = answer.get("term_vectors", {})
-            for field, field_terms in wanted.items():
+            for field, field_df in df.items():
                 found = vectors.get(field, {}).get("terms", {})
-                for term in field_terms:
-                    if term not in found:  # every term must have been looked up as given
+                for term in field_df:
+                    stats = found.get(term)
+                    if stats is None:  # every term must have been looked up as given
                         raise SiraSeekEngineError(
                             f"term statistics of {field} did not look up {term!r} as given"
                         )
                     # A term the shard lacks has no doc_freq: none of its documents.
-                    count = max(0, int(found[term].get("doc_freq", 0)))
-                    df[(field, term)] = df.get((field, term), 0) + count
+                    field_df[term] += max(0, int(stats.get("doc_freq", 0)))
         out = [
-            {f: {t: df[(f, t)] for t in terms} for f, terms in per_text.items()}
+            {f: {t: df[f][t] for t in terms} for f, terms in per_text.items()}
             for per_text in terms_of
         ]
         return TermDocFreqBounds(texts=out, round_trips=2 + analysis_trips)

@@ -39,7 +39,7 @@ from sira_seek.sira.term_vectors import batch_term_statistics
 
 from .mapping import EnrichmentLayout
 
-PHRASES_PER_PACK = 500  # artificial documents per analysis request (per shard)
+PHRASES_PER_PACK = 1000  # phrases per analysis and statistics request (per shard)
 # Packs of one page in flight at once: an engine answers one request on one search thread per
 # shard, so a second request in flight uses a second core (measured: benchmarks/sync_apply.py).
 PACKS_IN_FLIGHT = 2
