@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import elasticsearch
+import orjson
+from elastic_transport import JsonSerializer, NdjsonSerializer
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from sira_seek.backend import ClusterInfo
@@ -54,6 +56,32 @@ def compat_headers(server_major: int) -> tuple[dict[str, str], dict[str, str]]:
     )
 
 
+class OrjsonJsonSerializer(JsonSerializer):
+    """elastic-transport's JSON serializer on orjson: the same JSON, several times faster to
+    write and read (the DF filter's and the DF check's statistics answers are large)."""
+
+    def json_dumps(self, data: Any) -> bytes:
+        return orjson.dumps(data, default=self.default, option=orjson.OPT_NON_STR_KEYS)
+
+    def json_loads(self, data: bytes) -> Any:
+        return orjson.loads(data)
+
+
+class OrjsonNdjsonSerializer(NdjsonSerializer):
+    """The same for bulk and msearch bodies (elastic-transport ships no orjson NDJSON one)."""
+
+    json_dumps = OrjsonJsonSerializer.json_dumps
+    json_loads = OrjsonJsonSerializer.json_loads
+
+
+SERIALIZERS = {
+    "application/json": OrjsonJsonSerializer(),
+    "application/x-ndjson": OrjsonNdjsonSerializer(),
+}
+"""Also used for the compatibility media types (``compat_headers``): the client maps them
+from these."""
+
+
 class ElasticsearchBackend(RestBackend):
     name = "elasticsearch"
     _urls: tuple[str, ...] = ()  # every host the client was given (messages name them all)
@@ -73,6 +101,7 @@ class ElasticsearchBackend(RestBackend):
             **where,
             request_timeout=settings.request_timeout,
             connections_per_node=settings.max_connections,
+            serializers=SERIALIZERS,
             **retry_client_kwargs(settings),
             **common_client_kwargs(settings, basic_auth_key="basic_auth"),
         )

@@ -6,9 +6,11 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
-from opensearchpy.exceptions import TransportError
+from opensearchpy.exceptions import SerializationError, TransportError
+from opensearchpy.serializer import JSONSerializer
 
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
@@ -16,6 +18,26 @@ from sira_seek.config import ClusterSettings
 from .base import RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError
+
+
+class OrjsonSerializer(JSONSerializer):
+    """opensearch-py's JSON serializer on orjson: the same JSON (UTF-8, compact, its
+    ``default`` for dates, UUIDs, numpy), several times faster to write and read; the DF
+    filter's and the DF check's statistics answers are large."""
+
+    def loads(self, s: str) -> Any:
+        try:
+            return orjson.loads(s)
+        except orjson.JSONDecodeError as exc:
+            raise SerializationError(s, exc) from None
+
+    def dumps(self, data: Any) -> Any:
+        if isinstance(data, str):  # as opensearch-py: a string is sent as it is
+            return data
+        try:
+            return orjson.dumps(data, default=self.default, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError as exc:
+            raise SerializationError(data, exc) from None
 
 
 class OpenSearchBackend(RestBackend):
@@ -40,6 +62,7 @@ class OpenSearchBackend(RestBackend):
                 timeout=settings.request_timeout,
                 pool_maxsize=settings.max_connections,
                 use_ssl=info.url.startswith("https"),
+                serializer=OrjsonSerializer(),
                 **retry_client_kwargs(settings),
                 **kwargs,
             )

@@ -12,8 +12,9 @@ two-word phrases.
 Every decision is the one exact live counts give (DF over LIVE documents of every shard;
 deleted copies never count), at the cost of counting only what needs counting:
 
-1. one ``_mtermvectors`` request per pack analyses every phrase with the fields' analyzers and
-   reads each window's Lucene ``docFreq`` on every shard (``SearchBackend.term_doc_freq_bounds``).
+1. per pack of phrases, the fields' analyzers make every phrase's windows and one
+   ``_mtermvectors`` request reads each window's Lucene ``docFreq`` on every shard
+   (``SearchBackend.term_doc_freq_bounds``).
    That sum counts the deleted copies every enrichment write leaves behind, so it is an UPPER
    bound of the live DF: a phrase whose rarest window is within tau * |C| even by the bounds
    is kept, exactly as the live count would keep it;
