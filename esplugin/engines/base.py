@@ -57,10 +57,11 @@ _CONTEXT_LOST = (
     "SearchContextMissing",
     "no node found for id",
 )
-ANALYZE_CHARS_PER_REQUEST = 12_000
-"""Characters of text per ``_analyze`` request of ``term_doc_freq_bounds``: a pack of 500
-phrases is about 9,000 characters, so one request per analyzer, and well under the engines'
-10,000-token cap (``index.analyze.max_token_count``) even with 2-3-word shingles."""
+ANALYZE_CHARS_PER_REQUEST = 30_000
+"""Characters of text per ``_analyze`` request of ``term_doc_freq_bounds``: a pack of 1,000
+phrases is about 18,000 characters, so one request per analyzer, about 2,000 tokens (3,000
+more with 2-3-word shingles) against the engines' 10,000-token cap
+(``index.analyze.max_token_count``); a chunk over the cap is split in two and asked again."""
 
 ANALYZE_SENTINEL = "sirasentinel sirasentinel sirasentinel"
 """The last value of every ``_analyze`` request: a token of it must start exactly where the
@@ -794,6 +795,7 @@ class RestBackend(ABC):
         or None when a chunk's offsets do not map back exactly (checked by ``_map_tokens``)."""
         out: list[list[str]] = []
         requests = 0
+        chunks: list[list[str]] = []
         start = 0
         while start < len(texts):
             end, chars = start, 0
@@ -802,7 +804,10 @@ class RestBackend(ABC):
             ):
                 chars += len(texts[end]) + 1
                 end += 1
-            chunk = list(texts[start:end])
+            chunks.append(list(texts[start:end]))
+            start = end
+        while chunks:
+            chunk = chunks.pop(0)
             requests += 1
             try:
                 raw = self.request(
@@ -811,14 +816,20 @@ class RestBackend(ABC):
                     body={"field": field, "text": [*chunk, ANALYZE_SENTINEL]},
                 )
             except EngineRequestError as exc:
-                if exc.status != 400:  # 400: e.g. the token cap; anything else is the cluster
+                # Over the token cap: Elasticsearch answers 400, OpenSearch 500 (both name the
+                # setting); ask for each half. Another 400 is the analysis's own refusal (the
+                # artificial documents then), anything else the cluster's failure.
+                if "max_token_count" in str(exc) and len(chunk) > 1:
+                    half = len(chunk) // 2
+                    chunks[:0] = [chunk[:half], chunk[half:]]
+                    continue
+                if exc.status != 400:
                     raise
                 return None, requests
             mapped = _map_tokens(chunk, raw.get("tokens", []))
             if mapped is None:
                 return None, requests
             out += mapped
-            start = end
         return out, requests
 
     def index_doc_counts(self, index: str) -> IndexDocCounts | None:

@@ -224,10 +224,11 @@ def test_df_bounds_analyse_each_text_exactly_as_an_artificial_document_would(
 ) -> None:
     """The bounds analyse a pack of texts as one multi-valued input and map every term back to
     its text by offsets: texts that make no term (stopwords only, empty, punctuation), at the
-    start of the pack as in the middle, astral characters (two UTF-16 units), and a pack longer
-    than one analysis request must still give each text exactly the terms an artificial
-    document of its own gets (``analyze_terms``). The REST engines must get there through
-    their one-input analysis, not its fallback (a slow path that would hide a mapping bug)."""
+    start of the pack as in the middle, astral characters (two UTF-16 units), a pack longer
+    than one analysis request and one over the engine's token cap must still give each text
+    exactly the terms an artificial document of its own gets (``analyze_terms``). The REST
+    engines must get there through their one-input analysis, not its fallback (a slow path
+    that would hide a mapping bug)."""
     caplog.set_level(logging.INFO)
     be = target.backend
     index = new_index(shards=2, docs=DOCS)
@@ -249,15 +250,17 @@ def test_df_bounds_analyse_each_text_exactly_as_an_artificial_document_would(
         "sirasentinel",
         "the moon",
     ]
-    long_pack = [f"green river {n} boat" for n in range(800)]  # ~16,000 characters
-    for texts in (tricky, long_pack):
+    long_pack = [f"green river {n} boat" for n in range(1500)]  # ~31,000 characters
+    # ~30,000 characters of two-letter words: 15,000 tokens, over the engines' token cap
+    capped = [" ".join(f"{chr(97 + (i + j) % 26)}z" for j in range(20)) for i in range(1000)]
+    for texts in (tricky, long_pack, capped):
         bounds = be.term_doc_freq_bounds(index, fields, texts)
         assert bounds is not None
         expected = be.analyze_terms(index, fields, texts)
         assert [{f: sorted(b[f]) for f in fields} for b in bounds.texts] == [
             {f: sorted(t[f]) for f in fields} for t in expected
         ]
-    assert any(t["contents"] for t in expected)  # the packs really made terms
+    assert all(t["contents"] for t in expected)  # the last pack really made terms
     fallbacks = [r for r in caplog.records if "as artificial documents" in r.getMessage()]
     assert fallbacks == [], [r.getMessage() for r in fallbacks]
 

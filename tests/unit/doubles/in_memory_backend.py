@@ -642,15 +642,16 @@ class InMemoryBackend:
         """Every term's docFreq over the live documents and the deleted copies."""
         idx = self._idx(index)
         copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
+        memo: dict[tuple[str, str], int] = {}  # packs repeat terms: count each once
+
+        def doc_freq(field: str, term: str) -> int:
+            if (field, term) not in memo:
+                memo[(field, term)] = sum(term in self._terms_of(idx, c, field) for c in copies)
+            return memo[(field, term)]
+
         return TermDocFreqBounds(
             texts=[
-                {
-                    f: {
-                        t: sum(t in self._terms_of(idx, c, f) for c in copies)
-                        for t in field_terms(f, text)
-                    }
-                    for f in fields
-                }
+                {f: {t: doc_freq(f, t) for t in field_terms(f, text)} for f in fields}
                 for text in texts
             ]
         )
