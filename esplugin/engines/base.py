@@ -703,7 +703,7 @@ class RestBackend(ABC):
         if routings is None:
             return None
         twin = self._analysis_twins(index, fields)
-        analysed, analysis_trips = self._analyse_texts(
+        analysed, analysis_trips = self._analyze_texts(
             index, list(dict.fromkeys(twin.values())), texts
         )
         terms_of = [{f: per_text[twin[f]] for f in fields} for per_text in analysed]
@@ -754,7 +754,7 @@ class RestBackend(ABC):
         ]
         return TermDocFreqBounds(texts=out, round_trips=2 + analysis_trips)
 
-    def _analyse_texts(
+    def _analyze_texts(
         self, index: str, fields: Sequence[str], texts: Sequence[str]
     ) -> tuple[list[dict[str, list[str]]], int]:
         """Every text's terms per field (fields of distinct analyzers), and the round trips.
@@ -764,8 +764,8 @@ class RestBackend(ABC):
         token maps back to its text. One analysis instead of one artificial document per text,
         which costs the engine 3x (OpenSearch) to 6x (Elasticsearch) more for a pack of 500
         phrases (measured, docs/benchmarks/enrichment.md). A field whose answer does not map
-        back exactly (an analyzer with another offset gap, a token cap reached) is analysed
-        the old way, as artificial documents (``analyze_terms``)."""
+        back exactly (an analyzer with another offset gap, one text alone over the token cap)
+        is analysed the old way, as artificial documents (``analyze_terms``)."""
         out: list[dict[str, list[str]]] = [{} for _ in texts]
         trips = 0
         fallback: list[str] = []

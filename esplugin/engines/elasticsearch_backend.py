@@ -58,7 +58,9 @@ def compat_headers(server_major: int) -> tuple[dict[str, str], dict[str, str]]:
 
 class OrjsonJsonSerializer(JsonSerializer):
     """elastic-transport's JSON serializer on orjson: the same JSON, several times faster to
-    write and read (the DF filter's and the DF check's statistics answers are large)."""
+    write and read (the DF filter's and the DF check's statistics answers are large). Not
+    elastic-transport's own ``OrjsonSerializer``: it refuses non-string keys, which the json
+    module these clients used before accepts; and the NDJSON one below reuses these two."""
 
     def json_dumps(self, data: Any) -> bytes:
         return orjson.dumps(data, default=self.default, option=orjson.OPT_NON_STR_KEYS)
