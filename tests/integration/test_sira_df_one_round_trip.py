@@ -143,3 +143,54 @@ def test_an_alias_is_read_through_its_concrete_index(
         _same(fast, live)
     finally:
         be.delete_index(moved)
+
+
+def test_a_field_with_another_position_gap_goes_one_document_per_text(
+    backend: SearchBackend, index_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The texts go as ONE document mapped back by positions, which assumes the default
+    position gap; a field mapped with another gap (0 here, and 1,000) fails the sentinel
+    check: the same request is sent again with one document per text, the terms and DFs equal
+    the analysis's, and the index is remembered (one request from then on)."""
+    be, index = backend, index_name
+    text = {"type": "text", "analyzer": "standard"}
+    be.create_index(
+        index,
+        {
+            "settings": {"number_of_shards": 2, "number_of_replicas": 0},
+            "mappings": {
+                "properties": {
+                    "tight": {**text, "position_increment_gap": 0},
+                    "wide": {**text, "position_increment_gap": 1000},
+                }
+            },
+        },
+    )
+    docs = [{"_id": f"d{i}", "tight": _text(i), "wide": _text(i)} for i in range(N)]
+    assert not be.bulk_upsert(index, docs).errors
+    be.refresh(index)
+    counts = be.index_doc_counts(index)
+    assert counts is not None and counts.uuid
+    texts = ["", "ocean liner", "the of", "pebble harbor", "ocean"]
+    expected = be.analyze_terms(index, ["tight", "wide"], texts)
+    live = be.live_doc_freqs(
+        index, [(f, t) for per in expected for f, terms in per.items() for t in terms]
+    ).as_dict()
+    for field in ("tight", "wide"):
+        caplog.clear()
+        with caplog.at_level("INFO", logger="sira_seek.esplugin"):
+            first = be.analyze_with_doc_freq_bounds(index, [field], texts, index_uuid=counts.uuid)
+        again = be.analyze_with_doc_freq_bounds(index, [field], texts, index_uuid=counts.uuid)
+        assert first is not None and again is not None
+        assert first.texts == again.texts
+        assert [list(b[field]) for b in first.texts] == [per[field] for per in expected]
+        assert all(df == live[(field, t)] for b in first.texts for t, df in b[field].items())
+        assert first.texts[1][field] == {"ocean": 6, "liner": 6}
+        gone = [r for r in caplog.records if "one document per text" in r.getMessage()]
+        # The first field's failure marks the index (its first call also finds the routing
+        # values); the second goes one document per text from the start, in one request.
+        if field == "tight":
+            assert first.round_trips >= 2 and len(gone) == 1
+        else:
+            assert first.round_trips == 1 and gone == []
+        assert again.round_trips == 1

@@ -295,6 +295,7 @@ def test_analysis_with_df_bounds_is_one_round_trip_on_any_layout(
     target: ContractTarget,
     new_index: NewIndex,
     counted: tuple[SearchBackend, CountingProxy | RoundTripLog],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The terms ``analyze_terms`` makes (in its order), each with every shard's docFreq
     summed: the live count when nothing is deleted, on five shards as on one; ONE request once
@@ -304,7 +305,22 @@ def test_analysis_with_df_bounds_is_one_round_trip_on_any_layout(
     one = new_index(shards=1, docs=DOCS)
     five = new_index(shards=5, docs=DOCS)
     fields = ["contents", "contents.shingles", "title", "text"]
-    texts = ["green river", "zebra", "moon qqxzzy", "Note 3 river", "the of"]
+    # Texts without terms first, in the middle and last, a repeated one, a stopword run, an
+    # astral character and the sentinel's own word: every term must still come back to the
+    # text it came from (all the texts go as one document, mapped back by positions).
+    texts = [
+        "the",
+        "",
+        "green river",
+        "zebra",
+        "moon qqxzzy",
+        "the of the and of a an",
+        "Note 3 river",
+        "green river",
+        "The 𝔘 river of the sirasentinel",
+        "the of",
+    ]
+    caplog.set_level("INFO")
     for index in (one, five):
         counts = be.index_doc_counts(index)
         assert counts is not None
@@ -319,8 +335,11 @@ def test_analysis_with_df_bounds_is_one_round_trip_on_any_layout(
         live = be.live_doc_freqs(index, pairs).as_dict()
         assert all(b[f][t] == live[(f, t)] for b in bounds.texts for f in b for t in b[f])
         river = term(be, index, "river")
-        assert bounds.texts[0]["contents"][river] == 5 and bounds.texts[4]["contents"] == {}
-        assert bounds.texts[2]["contents"][term(be, index, "qqxzzy")] == 0
+        assert bounds.texts[2]["contents"][river] == 5 and bounds.texts[9]["contents"] == {}
+        assert bounds.texts[4]["contents"][term(be, index, "qqxzzy")] == 0
+        assert bounds.texts[0] == bounds.texts[1] == {f: {} for f in fields}
+    unpacked = [r for r in caplog.records if "one document per text" in r.getMessage()]
+    assert unpacked == [], [r.getMessage() for r in unpacked]  # the texts went as one document
 
     result = be.bulk_upsert(five, [{"_id": "c00", "text": "green river near the new mill"}])
     assert result.succeeded == 1 and not result.errors
