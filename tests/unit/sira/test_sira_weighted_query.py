@@ -64,3 +64,10 @@ def test_dev_tools_request_round_trips() -> None:
     first, rest = text.split("\n", 1)
     assert first == "GET my-index/_search"
     assert json.loads(rest) == body
+    # The layout people read in Dev Tools: the json module's indent=2, non-ASCII as is.
+    unicode = WeightedQuery(
+        original=TextClause(name="o", text="Motörhead 𝔘 café", fields=["contents"]), weight=0.5
+    ).to_dict()
+    assert dev_tools_request("my-index", unicode).split("\n", 1)[1] == json.dumps(
+        unicode, indent=2, ensure_ascii=False
+    )
