@@ -1,8 +1,9 @@
 """Why one document scored what it did under a SIRA query: per-clause contributions.
 
-The weighted query is a sum of named clauses, so a hit's score splits cleanly into
-``sira_original`` + ``sira_expansion`` (+ categories). The engine's own ``_explain`` tree
-is kept alongside for the Lucene-level detail.
+The weighted query is a sum of clauses, so a hit's score splits cleanly into
+``sira_original`` + ``sira_expansion`` (+ categories): named in the query where the engine
+cannot score named queries, else derived from the per-phrase scores (``DerivedParts``). The
+engine's own ``_explain`` tree is kept alongside for the Lucene-level detail.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sira_seek.backend import SearchBackend
+
+from .weighted_query import DerivedParts
 
 
 class ClauseContribution(BaseModel):
@@ -45,7 +48,10 @@ def explain_hit(
     if not result.hits:
         return HitExplanation(doc_id=doc_id, matched=False)
     hit = result.hits[0]
-    named = hit.matched_queries or []
+    derived = DerivedParts.of(query)
+    named = (
+        hit.matched_queries if derived is None else derived.complete(hit.matched_queries, hit.score)
+    ) or []
     clauses = (
         [ClauseContribution(name=n, score=s) for n, s in sorted(named.items())]
         if isinstance(named, dict)

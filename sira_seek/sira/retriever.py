@@ -26,7 +26,7 @@ from .keyword_parsing import clean_phrases
 from .rerank import LLMReranker, unusable_note
 from .results import SiraHit, SiraResult, Timings
 from .settings import SiraSettings
-from .weighted_query import ORIGINAL_NAME, CategoryClause, WeightedQuery
+from .weighted_query import ORIGINAL_NAME, CategoryClause, DerivedParts, WeightedQuery
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +136,9 @@ class SiraRetriever:
             category_weight=self.settings.category_weight,
             size=self._fetch_size(),
             source=self.source,
+            # Where the engine reports named-query scores, the original query's and the
+            # groups' parts are derived from the clauses' (``DerivedParts``): cheaper to run.
+            group_names="include_named_queries_score" not in self.params,
         )
 
     def _fetch_size(self) -> int:
@@ -197,13 +200,19 @@ class SiraRetriever:
         found: SearchResult,
         timings: Timings,
     ) -> SiraResult:
+        body = wq.to_dict()
+        derived = None if wq.group_names else DerivedParts.of(body["query"])
         hits = [
             SiraHit(
                 id=h.id,
                 score=h.score,
                 bm25_rank=rank,
                 title=(h.source or {}).get("title") if h.source else None,
-                matched_queries=h.matched_queries,
+                matched_queries=(
+                    h.matched_queries
+                    if derived is None
+                    else derived.complete(h.matched_queries, h.score)
+                ),
             )
             for rank, h in enumerate(found.hits, start=1)
         ]
@@ -232,7 +241,7 @@ class SiraRetriever:
             query_id=query.id,
             hits=hits,
             total=found.total,
-            body=wq.to_dict(),
+            body=body,
             plain_bm25=wq.is_plain_bm25,
             expansion=expansion,
             candidates=table,

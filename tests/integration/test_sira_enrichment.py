@@ -63,13 +63,19 @@ def test_categories_are_grounded_before_use(backend: SearchBackend, enriched_ind
     assert got["rivers of europe"] == ("close_match", "Rivers of Europe")
     assert got["Cricketers"] == ("absent", None)
     cat_group = res.body["query"]["bool"]["should"][-1]["bool"]
-    assert cat_group["_name"] == "sira_categories"
+    assert cat_group["boost"] == retriever.settings.category_weight
     assert [c["term"]["sira_enrichment.categories"]["value"] for c in cat_group["should"]] == [
         "Film directors",
         "Rivers of Europe",
     ]
     assert res.hits[0].id == "2"  # text match + category
-    assert "sira_category:Film directors" in (res.hits[0].matched_queries or [])
+    top = res.hits[0].matched_queries
+    assert isinstance(top, dict) and "sira_category:Film directors" in top
+    # The categories' part (derived from the clauses' scores) with the query's adds up.
+    assert top["sira_categories"] == pytest.approx(
+        retriever.settings.category_weight * top["sira_category:Film directors"]
+    )
+    assert top["sira_original"] + top["sira_categories"] == pytest.approx(res.hits[0].score, 1e-4)
 
 
 def test_close_matches_are_only_reported_by_default(

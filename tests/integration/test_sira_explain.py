@@ -66,11 +66,21 @@ def test_explain_output_returns_the_same_ids_in_the_same_order(
     assert pasted == printed and len(printed) == 20
     # the request really is SIRA's weighted query, and the named clauses show up in hits
     assert payload["query"] == json.loads(explained.split("\n", 1)[1])
-    assert payload["query"]["query"]["bool"]["should"][1]["bool"]["_name"] == "sira_expansion"
-    # named-query scores show the formula: score = BM25(q) + w * BM25(q_exp)
-    top = raw["hits"]["hits"][0]
-    named = top["matched_queries"]
-    assert named["sira_original"] + named["sira_expansion"] == pytest.approx(top["_score"], 1e-4)
+    group = payload["query"]["query"]["bool"]["should"][1]["bool"]
+    weight = group["boost"]
+    assert all("sira_expansion:" in json.dumps(clause) for clause in group["should"])
+    # The formula score = BM25(q) + w * BM25(q_exp) in every printed hit: the phrases' own
+    # scores come from the engine (the same when the request is pasted), the two parts are
+    # derived from them (the engine names only the phrase clauses: cheaper per hit).
+    for pasted_hit, hit in zip(raw["hits"]["hits"], payload["hits"], strict=True):
+        named = hit["matched_queries"] or {}
+        phrases = {k: v for k, v in named.items() if k.startswith("sira_expansion:")}
+        assert phrases == pytest.approx(pasted_hit.get("matched_queries") or {})
+        expansion = named.get("sira_expansion", 0.0)
+        assert expansion == pytest.approx(weight * sum(phrases.values()))
+        assert named.get("sira_original", 0.0) + expansion == pytest.approx(hit["score"], 1e-4)
+    assert "sira_original" in payload["hits"][0]["matched_queries"]
+    assert any(h["matched_queries"].get("sira_expansion") for h in payload["hits"])
     kept = [c for c in payload["candidates"] if c["decision"] == "kept"]
     assert kept and all(c["doc_freq"] > 0 for c in kept)
     assert {c["decision"] for c in payload["candidates"]} <= {

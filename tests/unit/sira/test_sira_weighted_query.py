@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sira_seek.sira.results import dev_tools_request
-from sira_seek.sira.weighted_query import CategoryClause, TextClause, WeightedQuery
+from sira_seek.sira.weighted_query import CategoryClause, DerivedParts, TextClause, WeightedQuery
 
 
 def _orig() -> TextClause:
@@ -71,3 +73,66 @@ def test_dev_tools_request_round_trips() -> None:
     assert dev_tools_request("my-index", unicode).split("\n", 1)[1] == json.dumps(
         unicode, indent=2, ensure_ascii=False
     )
+
+
+def _named_only() -> WeightedQuery:
+    exp = [
+        TextClause(name="sira_expansion:Kerala", text="Kerala", fields=["contents"]),
+        TextClause(
+            name="sira_expansion:Malayalam cinema",
+            text="Malayalam cinema",
+            fields=["contents"],
+            ngram_fields=["contents.shingles"],
+            combined=True,
+        ),
+    ]
+    cats = [CategoryClause(name="sira_category:Films", field="cats", value="Films")]
+    return WeightedQuery(
+        original=_orig(),
+        expansion=exp,
+        weight=0.5,
+        categories=cats,
+        category_weight=2.0,
+        group_names=False,
+    )
+
+
+def test_without_group_names_only_phrase_and_category_clauses_are_named() -> None:
+    text = json.dumps(_named_only().query_dict())
+    assert "sira_original" not in text and '"sira_expansion"' not in text
+    assert "sira_categories" not in text
+    for name in ("sira_expansion:Kerala", "sira_expansion:Malayalam cinema", "sira_category:Films"):
+        assert f'"{name}"' in text
+    plain = WeightedQuery(original=_orig(), weight=0.5, group_names=False).query_dict()
+    assert plain == {"match": {"contents": {"query": "who directed"}}}
+
+
+def test_derived_parts_add_up_to_the_hit_score_as_named_groups_would() -> None:
+    """score = original + w * sum(phrases) + cw * sum(categories): the groups' parts from the
+    clauses' own scores and their boosts, the original's from what the score leaves."""
+    derived = DerivedParts.of(_named_only().query_dict())
+    assert derived is not None
+    named = {"sira_expansion:Kerala": 4.0, "sira_expansion:Malayalam cinema": 6.0}
+    named |= {"sira_category:Films": 1.5}
+    full = derived.complete(named, 20.0)
+    assert isinstance(full, dict)
+    assert full == {
+        "sira_original": pytest.approx(20.0 - 5.0 - 3.0),
+        "sira_expansion": pytest.approx(0.5 * 10.0),
+        "sira_categories": pytest.approx(2.0 * 1.5),
+        **named,
+    }
+    assert list(full)[:3] == ["sira_original", "sira_expansion", "sira_categories"]
+    # Matched only through phrases: what the float sum leaves is not an original match.
+    only = derived.complete({"sira_expansion:Kerala": 4.0}, 2.0000001)
+    assert only == {"sira_expansion": 2.0, "sira_expansion:Kerala": 4.0}
+    # Only the query matched: the engine names nothing.
+    assert derived.complete(None, 7.5) == {"sira_original": 7.5}
+    # Names without scores (an engine that cannot score them) are left as they are.
+    assert derived.complete(["sira_expansion:Kerala"], 3.0) == ["sira_expansion:Kerala"]
+
+
+def test_a_query_that_names_its_groups_needs_no_derived_parts() -> None:
+    named = _named_only().model_copy(update={"group_names": True})
+    assert DerivedParts.of(named.query_dict()) is None
+    assert DerivedParts.of(WeightedQuery(original=_orig(), weight=0.5).query_dict()) is None
