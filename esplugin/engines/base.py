@@ -216,11 +216,11 @@ def _map_positions(n_texts: int, terms: Mapping[str, Any]) -> list[dict[str, int
     last value decodes to the same terms at the same relative positions as the first (another
     gap, or a stopword run as long as the gap, shifts it)."""
     tokens = sorted(
-        (int(token["position"]), term)
+        (int(token.get("position", -1)), term)
         for term, stats in terms.items()
         for token in stats.get("tokens", ())
     )
-    if not tokens:
+    if not tokens or tokens[0][0] < 0:  # no token, or one without its position
         return None
     value = 0
     last = tokens[0][0]
@@ -980,18 +980,20 @@ class RestBackend(ABC):
         index_uuid: str | None = None,
     ) -> TermDocFreqBounds | None:
         """One ``_mtermvectors`` request with term statistics: all the texts as ONE artificial
-        document routed to the first shard, a multi-valued field ``[SENTINEL, *texts,
-        SENTINEL]`` with positions (the fields' own analyzers make its terms, that shard's
-        ``docFreq`` of each, and the positions say which text each term came from:
-        ``_map_positions``); and for every other shard one artificial document holding the
-        texts as a multi-valued field, routed there. A multi-valued field is analysed value by
-        value (the position gap only shifts positions), so its terms are exactly the union of
-        the texts' terms, and each shard answers one ``docFreq`` per term; the sum over the
-        shards is the bound (see ``TermDocFreqBounds``).
+        document per source field (a field and its subfields) routed to the first shard, a
+        multi-valued field ``[SENTINEL, *texts, SENTINEL]`` with positions (the fields' own
+        analyzers make its terms, that shard's ``docFreq`` of each, and the positions say
+        which text each term came from: ``_map_positions``); and for every other shard one
+        artificial document holding the texts as a multi-valued field, routed there. A
+        multi-valued field is analysed value by value (the position gap only shifts
+        positions), so its terms are exactly the union of the texts' terms, and each shard
+        answers one ``docFreq`` per term; the sum over the shards is the bound (see
+        ``TermDocFreqBounds``).
 
-        ``shards`` documents, where one per text and shard would take ``texts x shards``; one
-        document per text on the first shard (``texts + shards - 1``, what this sent before)
-        was 0.7-0.9 ms slower a query on wikimh. A field the positions cannot map (another
+        ``sources + shards - 1`` documents (2 for SIRA's usual contents and shingles on two
+        shards), where one per text and shard would take ``texts x shards``; one document per
+        text on the first shard (``texts + shards - 1``, what this sent before) was 0.7-0.9 ms
+        slower a query on wikimh. A field the positions cannot map (another
         position gap) makes the first answer's texts go again as one document each, and the
         index (by uuid) keeps that layout. The routing values are found once per index
         (``_search_shards`` requests, counted in ``round_trips``) and kept by uuid."""

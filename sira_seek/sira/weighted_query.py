@@ -158,7 +158,7 @@ class DerivedParts:
     and the original query's is what the hit's score leaves. Read once per compiled query
     (``of``), applied to each hit (``complete``)."""
 
-    def __init__(self, groups: list[tuple[str, float, frozenset[str]]]) -> None:
+    def __init__(self, groups: list[tuple[str, float, tuple[str, ...]]]) -> None:
         self.groups = groups
 
     @classmethod
@@ -166,15 +166,16 @@ class DerivedParts:
         """None when ``query`` names its original clause itself (nothing to derive)."""
         if _has_name(query, ORIGINAL_NAME):
             return None
-        groups: list[tuple[str, float, frozenset[str]]] = []
+        groups: list[tuple[str, float, tuple[str, ...]]] = []
         for clause in query.get("bool", {}).get("should", []):
             group = clause.get("bool", {}) if isinstance(clause, Mapping) else {}
-            names = {_clause_name(c) for c in group.get("should", []) if isinstance(c, Mapping)}
+            # In clause order, so the sums add up in the same order on every run
+            names = [_clause_name(c) for c in group.get("should", []) if isinstance(c, Mapping)]
             for name, prefix in (
                 (EXPANSION_NAME, "sira_expansion:"),
                 (CATEGORIES_NAME, "sira_category:"),
             ):
-                members = frozenset(n for n in names if n and n.startswith(prefix))
+                members = tuple(dict.fromkeys(n for n in names if n and n.startswith(prefix)))
                 if members:
                     groups.append((name, float(group.get("boost", 1.0)), members))
         return cls(groups)
