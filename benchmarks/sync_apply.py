@@ -12,10 +12,11 @@ same documents, in the same run, against the same cluster.
 3. no-op re-run: the same sync again, every document already current (scan + hash only).
 
 The enrichment file is synthetic but shaped like an LLM's: ten phrases per document mixing new
-vocabulary, the title, rare and common corpus words. Prints docs/s and the ratio sync / bulk,
-and where the apply's time went: wall time per engine call (scan, DF bounds, live DF counts,
-bulk updates, refresh), the DF filter's own wall time, and the client's rest (hashing,
-planning, JSON).
+vocabulary, the title, rare and common corpus words. Steps 1 and 2 run ``--rounds`` times (3 by
+default) in alternating order, each on fresh indexes; prints each side's median docs/s, the ratio
+sync / bulk of the medians (and per round), and where the apply's time went: wall time per
+engine call (scan, DF bounds, live DF counts, bulk updates, refresh), the DF filter's own wall
+time, and the client's rest (hashing, planning, JSON), per round.
 
 With ``--llm-docs N`` it also measures the LLM-bound rate: a full sync (prompt, model, DF
 filter, writes) over a slice of about N documents for each ``--in-flight`` setting, against
@@ -29,6 +30,9 @@ import argparse
 import json
 import random
 import re
+import shutil
+import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -52,6 +56,7 @@ from sira_seek.sync.corpus_df_filter import CorpusDFFilter
 DF_FILTER = "DF filter (wall)"
 OVERLAPPED = {
     DF_FILTER,
+    "scan",
     "term_doc_freq_bounds",
     "live_doc_freqs",
     "analyze_terms",
@@ -191,6 +196,9 @@ def main() -> None:
     add_cluster_args(parser)
     parser.add_argument("--docs", type=int, default=None, help="first N documents (all: 9003)")
     parser.add_argument("--page-size", type=int, default=500)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="bulk/apply pairs; each side's median is printed"
+    )
     parser.add_argument("--llm-docs", type=int, default=0, help="also measure an LLM run")
     parser.add_argument("--in-flight", default="1,4", help="LLM requests in flight, e.g. 1,4")
     parser.add_argument("--llm-spec", help="LLM spec (default: a local llama.cpp server)")
@@ -207,23 +215,34 @@ def main() -> None:
     )
     jsonl = work / "enrich.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in records))
-    try:
-        for name in (bulk_index, sync_index):
-            backend.delete_index(name)
+    timed = TimedBackend(backend)
+    settings = SyncSettings(state_dir=work / "state", page_size=args.page_size)
 
-        def plain_bulk() -> Any:
-            backend.ensure_corpus_index(bulk_index)
-            result = backend.bulk_upsert(bulk_index, _final_docs(docs, records))
-            backend.refresh(bulk_index)
-            return result
+    def plain_bulk() -> float:
+        backend.delete_index(bulk_index)
+        started = time.perf_counter()
+        backend.ensure_corpus_index(bulk_index)
+        result = backend.bulk_upsert(bulk_index, _final_docs(docs, records))
+        backend.refresh(bulk_index)
+        seconds = time.perf_counter() - started
+        assert not result.errors, result.errors[:3]
+        return seconds
 
-        bulk_s, bulk_result = _timed(plain_bulk)
-        assert not bulk_result.errors, bulk_result.errors[:3]
+    def apply(on: Any = backend) -> Any:
+        source = JsonlPhraseSource(jsonl)
+        try:
+            report = SyncRunner(on, sync_index, source, settings).run()
+        finally:
+            source.close()
+        on.refresh(sync_index)
+        return report
 
+    def sync_round() -> tuple[float, float, Any]:
+        """A fresh copy of the source documents (not timed), the timed apply with its engine
+        calls recorded, then the untimed-by-the-backend no-op re-run."""
+        backend.delete_index(sync_index)
+        shutil.rmtree(work / "state", ignore_errors=True)
         ingest_corpus(backend, sync_index, corpus)
-        settings = SyncSettings(state_dir=work / "state", page_size=args.page_size)
-
-        timed = TimedBackend(backend)
         verdicts = CorpusDFFilter.verdicts
 
         def timed_verdicts(self: CorpusDFFilter, phrases: Any) -> Any:
@@ -234,16 +253,6 @@ def main() -> None:
                 timed._add(DF_FILTER, time.perf_counter() - start)
 
         CorpusDFFilter.verdicts = timed_verdicts  # type: ignore[method-assign]
-
-        def apply(on: Any = backend) -> Any:
-            source = JsonlPhraseSource(jsonl)
-            try:
-                report = SyncRunner(on, sync_index, source, settings).run()
-            finally:
-                source.close()
-            on.refresh(sync_index)
-            return report
-
         try:
             sync_s, report = _timed(lambda: apply(timed))
         finally:
@@ -251,30 +260,55 @@ def main() -> None:
         assert report.counts.enriched == len(docs), report.counts
         noop_s, noop = _timed(apply)
         assert noop.counts.current == len(docs), noop.counts
+        return sync_s, noop_s, report
 
+    try:
+        bulks: list[float] = []
+        applies: list[float] = []
+        noops: list[float] = []
+        for r in range(args.rounds):
+            # Alternating which side goes first: the node's caches and JIT favour the second.
+            if r % 2 == 0:
+                bulks.append(plain_bulk())
+                sync_s, noop_s, report = sync_round()
+            else:
+                sync_s, noop_s, report = sync_round()
+                bulks.append(plain_bulk())
+            applies.append(sync_s)
+            noops.append(noop_s)
+            print(
+                f"round {r + 1}: plain bulk {bulks[-1]:.2f}s, apply {sync_s:.2f}s, "
+                f"ratio {bulks[-1] / sync_s:.2f}",
+                file=sys.stderr,
+            )
+        bulk_s, sync_s, noop_s = (statistics.median(x) for x in (bulks, applies, noops))
         n = len(docs)
         rows = {
             "plain bulk index (final docs)": (bulk_s, n / bulk_s),
             "sira-sync --from-jsonl apply": (sync_s, n / sync_s),
             "sira-sync re-run (all current)": (noop_s, n / noop_s),
         }
-        print(f"{backend.info.engine} {backend.info.version} at {url}: {n} wikimh documents")
+        print(
+            f"{backend.info.engine} {backend.info.version} at {url}: {n} wikimh documents, "
+            f"median of {args.rounds} rounds (order alternating)"
+        )
         for label, (seconds, rate) in rows.items():
             print(f"  {label:34s} {seconds:7.2f}s  {rate:8.0f} docs/s")
         print(
-            f"  apply / bulk throughput ratio: {bulk_s / sync_s:.2f}  "
-            f"(phrases kept {report.counts.phrases_kept}/{report.counts.phrases_proposed}, "
+            f"  apply / bulk throughput ratio: {bulk_s / sync_s:.2f}  (per round: "
+            f"{', '.join(f'{b / a:.2f}' for b, a in zip(bulks, applies, strict=True))}; "
+            f"phrases kept {report.counts.phrases_kept}/{report.counts.phrases_proposed}, "
             f"{report.counts.phrases_too_common} too common; {report.df_round_trips} DF requests)"
         )
-        print("  where the apply's time went (wall time; DF requests run 2 at a time and a page's")
-        print("  bulk updates beside the next page's DF filter, so the lines overlap):")
+        print("  where an apply's time went (wall time per round, mean of the rounds; DF requests")
+        print("  run 2 at a time, the scan reads a page ahead and a page's bulk updates run beside")
+        print("  the next page's DF filter, so the lines overlap):")
+        rounds = args.rounds
         for name, (seconds, calls) in sorted(timed.spans.items(), key=lambda kv: -kv[1][0]):
-            print(f"    {name:24s} {seconds:7.2f}s  {calls:5d} calls")
+            print(f"    {name:24s} {seconds / rounds:7.2f}s  {calls / rounds:7.1f} calls")
         serial = sum(s for name, (s, _) in timed.spans.items() if name not in OVERLAPPED)
-        rest = sync_s - serial - timed.spans.get(DF_FILTER, [0.0])[0]
-        print(
-            f"    {'rest (client, waits)':24s} {rest:7.2f}s  (apply minus DF filter, scan, refresh)"
-        )
+        rest = statistics.mean(applies) - (serial + timed.spans.get(DF_FILTER, [0.0])[0]) / rounds
+        print(f"    {'rest (client, waits)':24s} {rest:7.2f}s  (apply minus DF filter, refresh)")
         if args.llm_docs:
             in_flight = [int(n) for n in args.in_flight.split(",") if n.strip()]
             llm_bound(backend, sync_index, args.llm_docs, in_flight, args.llm_spec, work)
