@@ -62,6 +62,9 @@ ANALYZE_CHARS_PER_REQUEST = 30_000
 phrases is about 18,000 characters, so one request per analyzer, about 2,000 tokens (3,000
 more with 2-3-word shingles) against the engines' 10,000-token cap
 (``index.analyze.max_token_count``); a chunk over the cap is split in two and asked again."""
+ANALYZE_FILTER_PATH = "tokens.token,tokens.start_offset,tokens.end_offset"
+"""What ``_map_tokens`` reads of an ``_analyze`` answer (``filter_path``): without the token
+types and positions a pack's answer is ~40% smaller and parses ~40% faster."""
 
 ANALYZE_SENTINEL = "sirasentinel sirasentinel sirasentinel"
 """The last value of every ``_analyze`` request: a token of it must start exactly where the
@@ -836,7 +839,9 @@ class RestBackend(ABC):
             {f: {t: df[f][t] for t in terms} for f, terms in per_text.items()}
             for per_text in terms_of
         ]
-        return TermDocFreqBounds(texts=out, round_trips=2 + analysis_trips)
+        # Built here from ints already (``max(0, int(...))``): validating a pack's thousand
+        # nested dicts again took as long as its statistics request (py-spy, sira-sync apply).
+        return TermDocFreqBounds.model_construct(texts=out, round_trips=2 + analysis_trips)
 
     def _analyze_texts(
         self, index: str, fields: Sequence[str], texts: Sequence[str]
@@ -897,6 +902,7 @@ class RestBackend(ABC):
                 raw = self.request(
                     "POST",
                     f"/{path_segment(index)}/_analyze",
+                    params={"filter_path": ANALYZE_FILTER_PATH},
                     body={"field": field, "text": [*chunk, ANALYZE_SENTINEL]},
                 )
             except EngineRequestError as exc:
