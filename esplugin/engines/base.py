@@ -66,6 +66,10 @@ ANALYZE_FILTER_PATH = "tokens.token,tokens.start_offset,tokens.end_offset"
 """What ``_map_tokens`` reads of an ``_analyze`` answer (``filter_path``): without the token
 types and positions a pack's answer is ~40% smaller and parses ~40% faster."""
 
+BULK_FILTER_PATH = "items.*._id,items.*.status,items.*.result,items.*.error"
+"""What ``_send_bulk`` reads of a bulk answer (``filter_path``): each item's shard counts,
+index name, version and sequence numbers are left out, about two thirds of the answer."""
+
 ANALYZE_SENTINEL = "sirasentinel sirasentinel sirasentinel"
 """The last value of every ``_analyze`` request: a token of it must start exactly where the
 values' lengths say, which proves that the offsets map each token back to its text (three

@@ -21,7 +21,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
 
-from .base import RestBackend, path_segment
+from .base import BULK_FILTER_PATH, RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError, WrongClientError
 
@@ -142,7 +142,13 @@ class ElasticsearchBackend(RestBackend):
         try:
             # perform_request, not client.bulk: the API methods would mark the request
             # compatible-with=<client major> (see the module docstring).
-            resp = self.client.perform_request("PUT", "/_bulk", headers=self._ndjson, body=lines)
+            resp = self.client.perform_request(
+                "PUT",
+                "/_bulk",
+                params={"filter_path": BULK_FILTER_PATH},
+                headers=self._ndjson,
+                body=lines,
+            )
             return dict(resp.body)
         except (ApiError, TransportError) as exc:
             raise SiraSeekEngineError(f"bulk request failed: {_describe(exc)}") from None

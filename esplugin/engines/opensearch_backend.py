@@ -15,7 +15,7 @@ from opensearchpy.serializer import JSONSerializer
 from sira_seek.backend import ClusterInfo
 from sira_seek.config import ClusterSettings
 
-from .base import RestBackend, path_segment
+from .base import BULK_FILTER_PATH, RestBackend, path_segment
 from .client_options import common_client_kwargs, retry_client_kwargs
 from .errors import EngineRequestError, SiraSeekEngineError
 
@@ -100,7 +100,7 @@ class OpenSearchBackend(RestBackend):
 
     def _bulk(self, lines: list[dict[str, Any]]) -> dict[str, Any]:
         try:
-            return dict(self.client.bulk(body=lines))
+            return dict(self.client.bulk(body=lines, params={"filter_path": BULK_FILTER_PATH}))
         except TransportError as exc:
             raise SiraSeekEngineError(f"bulk request failed: {_describe(exc)}") from None
 

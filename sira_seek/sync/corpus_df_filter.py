@@ -47,6 +47,8 @@ PACKS_IN_FLIGHT = 2
 MEMO_LIMIT = 200_000
 
 DropReason = Literal["too_common", "no_terms", "too_long"]
+PerField = dict[str, dict[str, int]]
+"""One phrase's windows: field -> analysed term -> its DF (a bound, or a live count)."""
 
 
 class PhraseVerdict(BaseModel):
@@ -83,6 +85,7 @@ class CorpusDFFilter:
         self.max_phrase_words = max_phrase_words
         self.round_trips = 0
         self._memo: dict[str, PhraseVerdict] = {}
+        self._unigram = frozenset(layout.df_unigram_fields)
 
     def verdicts(self, phrases: Sequence[str]) -> dict[str, PhraseVerdict]:
         """A verdict for every distinct phrase; phrases seen earlier in the run are memoised
@@ -96,15 +99,21 @@ class CorpusDFFilter:
             out[phrase] = self._memo[phrase]
         return out
 
-    def _rarest(self, windows: dict[tuple[str, str], int]) -> int:
+    def _rarest(self, windows: PerField) -> int:
         """A window's DF summed over the fields of its tier (an upper bound of the union), and
         the smallest of those sums."""
-        unigram = self.layout.df_unigram_fields
-        tiers: dict[str, int] = {}
-        for (field, term), df in windows.items():
-            tier = f"{'u' if field in unigram else 'n'}:{term}"
-            tiers[tier] = tiers.get(tier, 0) + df
+        unigram = self._unigram
+        tiers: dict[tuple[bool, str], int] = {}
+        for field, terms in windows.items():
+            is_unigram = field in unigram
+            for term, df in terms.items():
+                tier = (is_unigram, term)
+                tiers[tier] = tiers.get(tier, 0) + df
         return min(tiers.values())
+
+    def _has_terms(self, windows: PerField) -> bool:
+        """Whether the analysers left the phrase any unigram window (else: ``no_terms``)."""
+        return any(windows.get(field) for field in self._unigram)
 
     def _check(self, unique: list[str]) -> dict[str, PhraseVerdict]:
         out: dict[str, PhraseVerdict] = {}
@@ -116,9 +125,8 @@ class CorpusDFFilter:
                 to_check.append(phrase)
         if not to_check:
             return out
-        unigram = self.layout.df_unigram_fields
-        bounds_of: dict[str, dict[tuple[str, str], int]] = {}
-        counted: dict[str, dict[tuple[str, str], int]] = {}
+        bounds_of: dict[str, PerField] = {}
+        counted: dict[str, PerField] = {}
         packs = [
             to_check[start : start + PHRASES_PER_PACK]
             for start in range(0, len(to_check), PHRASES_PER_PACK)
@@ -128,9 +136,9 @@ class CorpusDFFilter:
                 counted |= self._windows(pack)
             else:
                 bounds_of |= bounds
-        undecided: dict[str, dict[tuple[str, str], int]] = {}
+        undecided: dict[str, PerField] = {}
         for phrase, windows in bounds_of.items():
-            if not any(field in unigram for field, _ in windows):
+            if not self._has_terms(windows):
                 out[phrase] = PhraseVerdict(phrase=phrase, kept=False, reason="no_terms")
                 continue
             at_most = self._rarest(windows)
@@ -141,9 +149,12 @@ class CorpusDFFilter:
         live = self._live_counts(undecided)
         for phrase, windows in undecided.items():
             # A window bounded by 0 is in no document at all: it needs no count.
-            counted[phrase] = {w: live[w] if bound else 0 for w, bound in windows.items()}
+            counted[phrase] = {
+                field: {term: live[(field, term)] if bound else 0 for term, bound in terms.items()}
+                for field, terms in windows.items()
+            }
         for phrase, windows in counted.items():
-            if not any(field in unigram for field, _ in windows):
+            if not self._has_terms(windows):
                 out[phrase] = PhraseVerdict(phrase=phrase, kept=False, reason="no_terms")
                 continue
             df = self._rarest(windows)
@@ -156,10 +167,8 @@ class CorpusDFFilter:
     def _fields(self) -> list[str]:
         return [*self.layout.df_unigram_fields, *self.layout.df_shingle_fields]
 
-    def _bounds_of_packs(
-        self, packs: list[list[str]]
-    ) -> list[dict[str, dict[tuple[str, str], int]] | None]:
-        """Every pack's phrases with their (field, term) windows and an upper bound of each
+    def _bounds_of_packs(self, packs: list[list[str]]) -> list[dict[str, PerField] | None]:
+        """Every pack's phrases with their windows (field -> term) and an upper bound of each
         window's live DF (None for a pack the engine gives no bounds for), up to
         ``PACKS_IN_FLIGHT`` requests at once."""
         fields = self._fields()
@@ -172,27 +181,24 @@ class CorpusDFFilter:
                 answers = list(pool.map(request, packs))
         else:
             answers = [request(pack) for pack in packs]
-        out: list[dict[str, dict[tuple[str, str], int]] | None] = []
+        out: list[dict[str, PerField] | None] = []
         for pack, bounds in zip(packs, answers, strict=True):
             if bounds is None:
                 out.append(None)
                 continue
             self.round_trips += bounds.round_trips
-            out.append(
-                {
-                    phrase: {(f, t): df for f in fields for t, df in per_field.get(f, {}).items()}
-                    for phrase, per_field in zip(pack, bounds.texts, strict=True)
-                }
-            )
+            out.append(dict(zip(pack, bounds.texts, strict=True)))
         return out
 
-    def _live_counts(
-        self, undecided: dict[str, dict[tuple[str, str], int]]
-    ) -> dict[tuple[str, str], int]:
+    def _live_counts(self, undecided: dict[str, PerField]) -> dict[tuple[str, str], int]:
         """Live DF of every window the bounds left open, in one counting search."""
         wanted = list(
             dict.fromkeys(
-                w for windows in undecided.values() for w, bound in windows.items() if bound
+                (field, term)
+                for windows in undecided.values()
+                for field, terms in windows.items()
+                for term, bound in terms.items()
+                if bound
             )
         )
         if not wanted:
@@ -201,16 +207,15 @@ class CorpusDFFilter:
         self.round_trips += live.round_trips
         return live.as_dict()
 
-    def _windows(self, phrases: list[str]) -> dict[str, dict[tuple[str, str], int]]:
-        """Every phrase's (field, term) windows with their live DF."""
+    def _windows(self, phrases: list[str]) -> dict[str, PerField]:
+        """Every phrase's windows (field -> term) with their live DF."""
         fields = self._fields()
         stats = batch_term_statistics(self.backend, self.layout.index, fields, phrases)
         self.round_trips += stats.round_trips
         return {
             entry.text: {
-                (field, term.term): term.doc_freq
+                field: {term.term: term.doc_freq for term in entry.fields.get(field, [])}
                 for field in fields
-                for term in entry.fields.get(field, [])
             }
             for entry in stats.texts
         }
