@@ -839,8 +839,13 @@ class RestBackend(ABC):
                         )
                     # A term the shard lacks has no doc_freq: none of its documents.
                     field_df[term] += max(0, int(stats.get("doc_freq", 0)))
+        # dict(zip(...)) with the field's lookup bound once: the inner loop runs in C.
+        lookups = {f: field_df.__getitem__ for f, field_df in df.items()}
         out = [
-            {f: {t: df[f][t] for t in terms} for f, terms in per_text.items()}
+            {
+                f: dict(zip(terms, map(lookups[f], terms), strict=True))
+                for f, terms in per_text.items()
+            }
             for per_text in terms_of
         ]
         # Built here from ints already (``max(0, int(...))``): validating a pack's thousand

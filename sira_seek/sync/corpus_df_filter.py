@@ -113,7 +113,7 @@ class CorpusDFFilter:
 
     def _has_terms(self, windows: PerField) -> bool:
         """Whether the analysers left the phrase any unigram window (else: ``no_terms``)."""
-        return any(windows.get(field) for field in self._unigram)
+        return any(map(windows.get, self._unigram))
 
     def _check(self, unique: list[str]) -> dict[str, PhraseVerdict]:
         out: dict[str, PhraseVerdict] = {}
