@@ -52,6 +52,7 @@ from sira_seek.llm.factory import create_llm_client
 from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.sync import JsonlPhraseSource, LLMPhraseSource, SliceSpec, SyncRunner, SyncSettings
 from sira_seek.sync.corpus_df_filter import CorpusDFFilter
+from sira_seek.sync.gc_threshold import fewer_gc_passes
 
 DF_FILTER = "DF filter (wall)"
 OVERLAPPED = {
@@ -222,7 +223,10 @@ def main() -> None:
         backend.delete_index(bulk_index)
         started = time.perf_counter()
         backend.ensure_corpus_index(bulk_index)
-        result = backend.bulk_upsert(bulk_index, _final_docs(docs, records))
+        # With the collector settings a sync run has (sira_seek/sync/gc_threshold.py), so that
+        # the two sides differ only in what they do: the plain bulk is ~15-30% faster this way.
+        with fewer_gc_passes():
+            result = backend.bulk_upsert(bulk_index, _final_docs(docs, records))
         backend.refresh(bulk_index)
         seconds = time.perf_counter() - started
         assert not result.errors, result.errors[:3]

@@ -25,6 +25,7 @@ from sira_seek.input_errors import InputError
 from .checkpoint import Checkpoint, RunStateStore
 from .corpus_df_filter import CorpusDFFilter
 from .freshness import doc_state
+from .gc_threshold import fewer_gc_passes
 from .mapping import EnrichmentLayout, ensure_enrichment_mapping
 from .page_enricher import PageEnricher, PreparedPage
 from .phrase_sources import PhraseSource
@@ -89,6 +90,11 @@ class SyncRunner:
 
     # -- run -----------------------------------------------------------------------------
     def run(self) -> RunReport:
+        """Scan, decide, propose, filter and write every page of the slice; the report."""
+        with fewer_gc_passes():
+            return self._run()
+
+    def _run(self) -> RunReport:
         started = time.perf_counter()
         fields = list(self.settings.fields)
         layout = ensure_enrichment_mapping(self.backend, self.index, fields, dry_run=self.dry_run)
