@@ -46,13 +46,13 @@ from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import Document, read_corpus
 from sira_seek.esplugin.engines.registry import connect
 from sira_seek.esplugin.local.node import LocalNode
+from sira_seek.gc_settings import fewer_gc_passes
 from sira_seek.ingest import ingest_corpus
 from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.factory import create_llm_client
 from sira_seek.llm.ledger import LLMUsageLedger
 from sira_seek.sync import JsonlPhraseSource, LLMPhraseSource, SliceSpec, SyncRunner, SyncSettings
 from sira_seek.sync.corpus_df_filter import CorpusDFFilter
-from sira_seek.sync.gc_threshold import fewer_gc_passes
 
 DF_FILTER = "DF filter (wall)"
 OVERLAPPED = {
@@ -223,7 +223,7 @@ def main() -> None:
         backend.delete_index(bulk_index)
         started = time.perf_counter()
         backend.ensure_corpus_index(bulk_index)
-        # With the collector settings a sync run has (sira_seek/sync/gc_threshold.py), so that
+        # With the collector settings a sync run has (sira_seek/gc_settings.py), so that
         # the two sides differ only in what they do: the plain bulk is ~15-30% faster this way.
         with fewer_gc_passes():
             result = backend.bulk_upsert(bulk_index, _final_docs(docs, records))

@@ -346,11 +346,14 @@ def create_app(
     config: ServiceConfig | None = None,
     *,
     redact: Redactor | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> FastAPI:
     """The FastAPI application over the cluster ``connect`` reaches.
 
     ``connect`` is called lazily (and again after a failure), so tests and callers can pass
-    ``lambda: SiraSeek(backend)`` or ``sira_seek.connect`` with their settings.
+    ``lambda: SiraSeek(backend)`` or ``sira_seek.connect`` with their settings. ``on_ready``
+    runs once the app started and tried the cluster, before the first request (a server
+    process settles its heap there: ``sira_seek.gc_settings``).
     """
     config = config or ServiceConfig()
     redact = redact or Redactor()
@@ -365,6 +368,8 @@ def create_app(
             cluster.get()
         except UNAVAILABLE_ERRORS as exc:
             logger.warning("the cluster is not reachable yet (%s); retrying per request", exc)
+        if on_ready is not None:
+            on_ready()
         yield
         # After the server stopped accepting and the requests in flight ended (or were
         # cancelled after --shutdown-timeout).

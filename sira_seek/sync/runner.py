@@ -20,12 +20,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from sira_seek.backend import BulkResult, SearchBackend, SearchHit
+from sira_seek.gc_settings import fewer_gc_passes
 from sira_seek.input_errors import InputError
 
 from .checkpoint import Checkpoint, RunStateStore
 from .corpus_df_filter import CorpusDFFilter
 from .freshness import doc_state
-from .gc_threshold import fewer_gc_passes
 from .mapping import EnrichmentLayout, ensure_enrichment_mapping
 from .page_enricher import PageEnricher, PreparedPage
 from .phrase_sources import PhraseSource
