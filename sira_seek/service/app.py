@@ -49,6 +49,7 @@ from sira_seek.workflows.validation import (
     MAX_EXPANSIONS,
     MAX_PHRASE_CHARS,
     MAX_QUERY_CHARS,
+    NOT_BLANK_PATTERN,
 )
 
 from .guards import ApiKeys, BodyLimit
@@ -145,7 +146,8 @@ class SearchRequest(BaseModel):
     query: str = Field(
         min_length=1,
         max_length=MAX_QUERY_CHARS,
-        pattern=r"\S",
+        # The schema states "not blank"; the validator enforces it with a readable reason.
+        json_schema_extra={"pattern": NOT_BLANK_PATTERN},
         description="The user's query, as typed (not blank).",
     )
     expansions: list[Phrase] | None = Field(
@@ -173,7 +175,7 @@ class SearchRequest(BaseModel):
     @field_validator("query")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
+        if validation.is_blank(value):
             raise ValueError("the query is blank")
         return value
 
@@ -193,7 +195,10 @@ class AskRequest(BaseModel):
 
     index: str | None = Field(default=None, description="Index or alias (default: --index).")
     question: str = Field(
-        min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S", description="Not blank."
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        json_schema_extra={"pattern": NOT_BLANK_PATTERN},
+        description="Not blank.",
     )
     retriever: Literal["bm25", "sira"] = Field(
         default="bm25", description="How sub-queries search the index (sira uses the LLM)."
@@ -211,7 +216,7 @@ class AskRequest(BaseModel):
     @field_validator("question")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if not value.strip():
+        if validation.is_blank(value):
             raise ValueError("the question is blank")
         return value
 

@@ -7,6 +7,7 @@ framework adapters refuse the same input with the same reason. Each check raises
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .errors import InvalidInput
@@ -27,6 +28,23 @@ MAX_K = 10_000
 
 MAX_QUERY_CHARS = 8192
 """Longest query text accepted: far above any real question, far below a memory problem."""
+
+NOT_BLANK_PATTERN = (
+    r"[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f"
+    r"\u3000\ufeff]"
+)
+r"""One character that is not blank, as a regular expression every dialect reads alike (the
+HTTP API's OpenAPI document carries it, clients check it in ECMA-262, pydantic in Rust).
+Blank is the union of Python's ``str.isspace`` and ECMA-262's ``\s`` (which adds U+FEFF):
+a bare ``\S`` disagreed with Python, so ``"\x1e\x1e\x1e"`` was schema-valid and refused."""
+
+_NOT_BLANK = re.compile(NOT_BLANK_PATTERN)
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` has nothing but blank characters (see ``NOT_BLANK_PATTERN``)."""
+    return _NOT_BLANK.search(text) is None
+
 
 MAX_EXPANSIONS = 200
 """Most candidate phrases one request may bring (grounding keeps at most a few dozen)."""
@@ -73,7 +91,7 @@ def query_text(value: object, *, field: str = "query") -> str:
     words is cut by SIRA's ``max_query_words``, with a note, to stay under clause limits)."""
     if not isinstance(value, str):
         raise InvalidInput(f"must be text, not {type(value).__name__}", field=field)
-    if not value.strip():
+    if is_blank(value):
         raise InvalidInput("is blank: give some words to search for", field=field)
     if len(value) > MAX_QUERY_CHARS:
         raise InvalidInput(

@@ -6,6 +6,9 @@ nothing)."""
 
 from __future__ import annotations
 
+import re
+import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,8 @@ from fastapi.testclient import TestClient
 
 from sira_seek.service.app import ServiceConfig, create_app
 from sira_seek.service.guards import key_matches, read_api_keys
+from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.validation import NOT_BLANK_PATTERN, is_blank, query_text
 
 KEY = "k-" + "x" * 30
 
@@ -159,3 +164,37 @@ def test_json_log_lines_carry_the_access_fields_and_the_request_id() -> None:
     assert (line["method"], line["path"], line["client"]) == ("POST", "/search", "127.0.0.1:5000")
     error = logging.LogRecord("uvicorn.error", logging.ERROR, __file__, 1, "boom %s", ("x",), None)
     assert json.loads(JsonFormatter().format(error))["message"] == "boom x"
+
+
+def _blank_characters() -> list[str]:
+    """Python's whitespace and ECMA-262's ``\\s`` (WhiteSpace: TAB VT FF SP NBSP ZWNBSP and
+    every Zs; LineTerminator: LF CR LS PS), from their definitions, not from our pattern."""
+    python = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    ecma = {"\t", "\v", "\f", " ", "\xa0", "\ufeff", "\n", "\r", "\u2028", "\u2029"}
+    ecma |= {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Zs"}
+    return sorted(python | ecma)
+
+
+def test_blank_means_the_same_to_the_schema_the_service_and_every_front_end(
+    client: TestClient, reach: ClusterReachDouble
+) -> None:
+    """schemathesis found ``"\\x1e\\x1e\\x1e"``: valid for the old pattern ``\\S``, blank to
+    ``str.strip``, so a schema-valid request was refused. Now one pattern decides."""
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schema["SearchRequest"]["properties"]["query"]["pattern"] == NOT_BLANK_PATTERN
+    assert schema["AskRequest"]["properties"]["question"]["pattern"] == NOT_BLANK_PATTERN
+    blanks = _blank_characters()
+    assert "\x1e" in blanks and "\ufeff" in blanks and "\x85" in blanks
+    for char in blanks:
+        assert is_blank(char * 3) and re.search(NOT_BLANK_PATTERN, char) is None, hex(ord(char))
+        with pytest.raises(InvalidInput, match="is blank"):
+            query_text(char * 3)
+    for route, field in (("/search", "query"), ("/ask", "question")):
+        for text in ("\x1e\x1e\x1e", "\ufeff", " \x85\u3000"):
+            res = client.post(route, json={field: text}, headers=AUTH)
+            assert res.status_code == 422 and "blank" in res.json()["detail"], (route, text)
+    # Not blank: a zero-width space and other format characters are neither Python's nor
+    # ECMA's whitespace; a word with blanks around it is a query.
+    for text in ("\u200b", "\x00", "\x1e magazine \x1e"):
+        assert not is_blank(text) and query_text(text) == text
+    assert reach.calls == 0
