@@ -8,8 +8,11 @@ direct side calls the library (``SiraSeek.search``, what the endpoint calls) fro
 threads as there are clients. Every API answer is checked against the direct hits, so the
 table compares the same hits; both sides keep the index's profile between searches for
 serve's default ``--profile-max-age``, so both send the same engine requests. Each level
-runs ``--rounds`` API/direct pairs (default 3), alternating which side goes first, and reports
-each side's medians. Bounded: ``--requests`` per level and round (default 200), loopback only.
+runs ``--rounds`` API/direct pairs (default 9), alternating which side goes first, and reports
+each side's medians; the ratio is the median of the pairs' own ratios (each pair's two sides
+ran seconds apart, so the machine's speed, which on a VM moves by 2x within minutes, cancels
+out of it) with the lowest and highest pair beside it. Bounded: ``--requests`` per level and
+round (default 200), loopback only.
 
 Beside the times, the CPU each side spends per request, which other load on a shared machine
 moves less than wall time (it still moves it: cores and caches are shared): the ``serve``
@@ -307,7 +310,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--workers", type=int, default=1, help="serve --workers")
     parser.add_argument(
-        "--rounds", type=int, default=3, help="API/direct pairs per level, order alternating"
+        "--rounds", type=int, default=9, help="API/direct pairs per level, order alternating"
     )
     parser.add_argument(
         "--client",
@@ -378,7 +381,8 @@ def main() -> None:
                     libs.append(direct_round(clients))
                     apis.append(api_round(clients))
             api, lib = median_row(apis), median_row(libs)
-            rows.append({"clients": clients, "api": api, "direct": lib})
+            ratios = sorted(a["rps"] / d["rps"] for a, d in zip(apis, libs, strict=True))
+            rows.append({"clients": clients, "api": api, "direct": lib, "ratios": ratios})
             print(f"clients={clients}: api {api} direct {lib}", file=sys.stderr)
     finally:
         proc.terminate()
@@ -389,19 +393,20 @@ def main() -> None:
     print(
         f"\n{info.engine} {info.version}, index {args.index}, {len(bodies)} requests per "
         f"level, median of {args.rounds} rounds (SIRA, strong-LLM expansions, k={args.k}), "
-        f"loopback, serve --workers {args.workers}, {args.client} clients\n"
+        f"loopback, serve --workers {args.workers}, {args.client} clients; API / direct: the "
+        f"median of the rounds' ratios, lowest-highest beside it\n"
     )
     print(
         "| clients | API req/s | API p50 / p95 ms | direct req/s | direct p50 / p95 ms | "
-        "API / direct |"
+        "API / direct | rounds |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for row in rows:
-        a, d = row["api"], row["direct"]
+        a, d, ratios = row["api"], row["direct"], row["ratios"]
         print(
             f"| {row['clients']} | {a['rps']:.1f} | {a['p50_ms']:.1f} / {a['p95_ms']:.1f} | "
             f"{d['rps']:.1f} | {d['p50_ms']:.1f} / {d['p95_ms']:.1f} | "
-            f"{a['rps'] / d['rps']:.2f}x |"
+            f"{statistics.median(ratios):.2f}x | {ratios[0]:.2f}-{ratios[-1]:.2f} |"
         )
     print(
         "\nCPU ms per request (user+system, medians): the serve process(es) per API request, "

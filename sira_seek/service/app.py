@@ -57,6 +57,7 @@ from .logs import RequestIdMiddleware
 from .metrics import MetricsMiddleware, ServiceMetrics
 from .redaction import Redactor
 from .settings import ServiceConfig
+from .threads import BlockingCalls
 
 if TYPE_CHECKING:
     from sira_seek.client import SiraSeek
@@ -366,6 +367,7 @@ def create_app(
     expander = SharedExpander(config.llm) if config.llm else None
     reranker = SharedReranker(config.llm) if config.llm else None
     profiles = ProfileCache(config.profile_max_age)
+    calls = BlockingCalls()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -382,6 +384,7 @@ def create_app(
             expander.close()
         if reranker is not None:
             reranker.close()
+        calls.close()
         cluster.close()
         logger.info("stopped: the cluster connection is closed")
 
@@ -493,7 +496,10 @@ def create_app(
         responses=ERROR_RESPONSES,
         response_model=dict[str, Any],
     )
-    def search(request: SearchRequest) -> Response:
+    async def search(request: SearchRequest) -> Response:
+        return await calls.run(search_here, request)
+
+    def search_here(request: SearchRequest) -> Response:
         index = index_for(request.index)
         if request.rerank and reranker is None:
             raise ServiceError(
@@ -517,7 +523,10 @@ def create_app(
         response_description="The `SeekResult`, as `sira-seek ask --json` without `explain`.",
         responses=ERROR_RESPONSES,
     )
-    def ask(request: AskRequest) -> dict[str, Any]:
+    async def ask(request: AskRequest) -> dict[str, Any]:
+        return await calls.run(ask_here, request)
+
+    def ask_here(request: AskRequest) -> dict[str, Any]:
         index = index_for(request.index) if request.method != "vanilla-llm" else request.index
         try:
             result = cluster.get().ask(
