@@ -3,9 +3,10 @@
 
 Both sides run the 100 wikimh/HotpotQA questions with the shared strong-LLM expansions
 (precomputed, so no LLM is timed): the HTTP side posts them to a ``sira-seek serve`` process
-this script starts on a free loopback port (aiohttp async clients, or ``--client httpx``); the
-direct side calls the library (``SiraSeek.search``, what the endpoint calls) from as many
-threads as there are clients. Every API answer is checked against the direct hits, so the
+this script starts on a free loopback port (lean kept-alive clients parsing with httptools,
+or ``--client aiohttp|httpx``: see ``KeptAliveConnection``); the direct side calls the
+library (``SiraSeek.search``, what the endpoint calls) from as many threads as there are
+clients. Every API answer is checked against the direct hits, so the
 table compares the same hits; both sides keep the index's profile between searches for
 serve's default ``--profile-max-age``, so both send the same engine requests. Each level
 runs ``--rounds`` API/direct pairs (default 9), alternating which side goes first, and reports
@@ -42,7 +43,7 @@ import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -225,31 +226,114 @@ def cpu_cell(row: dict[str, float], key: str) -> str:
     return f"{row[key]:.2f}" if key in row else "n/a"
 
 
+class KeptAliveConnection(asyncio.Protocol):
+    """One kept-alive HTTP/1.1 connection of the ``raw`` load generator: it writes requests
+    encoded beforehand and parses the answers with httptools, the C parser ``serve`` itself
+    runs on (uvicorn's), installed with the serve extra.
+
+    Why not a client library: the load generator shares the two cores with the server and
+    the node, so every millisecond it spends is taken from the API side's throughput.
+    aiohttp's client spent 0.50-0.87 ms of CPU per request here (this script's CPU columns,
+    2026-12-03), httpx's 1.9-4.5; this one parses the same answers for less (the table's
+    "API clients" column says how much). ``--client aiohttp`` or ``httpx`` measure with them.
+    """
+
+    def __init__(self) -> None:
+        import httptools
+
+        self._parser = httptools.HttpResponseParser(self)
+        self._transport: asyncio.Transport | None = None
+        self._body: list[bytes] = []
+        self._answer: asyncio.Future[tuple[int, bytes]] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = cast("asyncio.Transport", transport)  # uvloop's is not a subclass
+
+    def data_received(self, data: bytes) -> None:
+        self._parser.feed_data(data)
+
+    def on_body(self, body: bytes) -> None:  # httptools callback
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:  # httptools callback
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result((self._parser.get_status_code(), b"".join(self._body)))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_exception(exc or ConnectionError("serve closed the connection"))
+
+    async def exchange(self, request: bytes) -> tuple[int, bytes]:
+        """Send one encoded request; its status and body."""
+        assert self._transport is not None
+        self._body = []
+        self._answer = asyncio.get_running_loop().create_future()
+        self._transport.write(request)
+        return await self._answer
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
+def encoded_post(base: str, path: str, body: bytes) -> bytes:
+    """A complete HTTP/1.1 POST with a JSON ``body``, as bytes on the wire."""
+    host = urlsplit(base).netloc
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode("ascii") + body
+
+
 async def load_http(
     base: str,
     bodies: list[dict[str, Any]],
     clients: int,
     expected: list[list[str]],
-    client: str = "aiohttp",
+    client: str = "raw",
 ) -> dict[str, float]:
     """``clients`` workers, each with its own connection, post until ``bodies`` run out.
 
     The clients share the machine with the server and the node, so their own CPU is taken
-    from the API's side: aiohttp's client spends about 1 ms per request here, httpx's 2.3-3.7
-    (both measured with this script's CPU columns); ``--client httpx`` keeps the other. So
-    the aiohttp clients send bodies encoded once beforehand and read the answers with orjson
-    (0.86 -> 0.43 ms a request at 8 clients, docs/benchmarks/http.md), in an event loop of
-    uvloop's (``run_loop``)."""
+    from the API's side (its own column in the table): bodies are encoded once beforehand,
+    answers read with orjson, in an event loop of uvloop's (``run_loop``); the default
+    ``raw`` clients are ``KeptAliveConnection``s, ``--client aiohttp`` or ``httpx`` use
+    those libraries' async clients instead. Every answer is checked against the direct hits."""
     latencies: list[float] = []
     payloads = [orjson.dumps(body) for body in bodies]
     queue: asyncio.Queue[int] = asyncio.Queue()
     for i in range(len(bodies)):
         queue.put_nowait(i)
 
-    def check(i: int, answer: bytes) -> None:
+    def check(i: int, status: int, answer: bytes) -> None:
+        if status != 200:
+            raise SystemExit(f"serve answered {status} to {bodies[i]}: {answer[:500]!r}")
         ids = [h["_id"] for h in orjson.loads(answer)["hits"]]
         if ids != expected[i]:
             raise SystemExit(f"API hits differ from the direct ones for {bodies[i]}")
+
+    if client == "raw":
+        requests = [encoded_post(base, "/search", payload) for payload in payloads]
+        where = urlsplit(base)
+        loop = asyncio.get_running_loop()
+
+        async def raw_worker() -> None:
+            host, port = where.hostname or LOOPBACK, where.port or 80
+            _, conn = await loop.create_connection(KeptAliveConnection, host, port)
+            try:
+                while not queue.empty():
+                    i = queue.get_nowait()
+                    started = time.perf_counter()
+                    status, answer = await conn.exchange(requests[i])
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    check(i, status, answer)
+            finally:
+                conn.close()
+
+        wall = time.perf_counter()
+        await asyncio.gather(*(raw_worker() for _ in range(clients)))
+        return summarise(latencies, time.perf_counter() - wall)
 
     if client == "httpx":
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -259,10 +343,9 @@ async def load_http(
                 while not queue.empty():
                     i = queue.get_nowait()
                     started = time.perf_counter()
-                    res = await http.post("/search", json=bodies[i])
+                    res = await http.post("/search", content=payloads[i], headers=JSON)
                     latencies.append((time.perf_counter() - started) * 1000)
-                    res.raise_for_status()
-                    check(i, res.content)
+                    check(i, res.status_code, res.content)
 
             wall = time.perf_counter()
             await asyncio.gather(*(worker() for _ in range(clients)))
@@ -281,8 +364,7 @@ async def load_http(
                 async with session.post("/search", data=payloads[i], headers=JSON) as res:
                     answer = await res.read()
                 latencies.append((time.perf_counter() - started) * 1000)
-                res.raise_for_status()
-                check(i, answer)
+                check(i, res.status, answer)
 
         wall = time.perf_counter()
         await asyncio.gather(*(aio_worker() for _ in range(clients)))
@@ -308,14 +390,19 @@ def main() -> None:
     add_cluster_args(parser)
     parser.add_argument("--requests", type=int, default=200, help="per concurrency level")
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--workers", type=int, default=1, help="serve --workers")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="serve --workers (default: one per core, what the HTTP tutorial recommends)",
+    )
     parser.add_argument(
         "--rounds", type=int, default=9, help="API/direct pairs per level, order alternating"
     )
     parser.add_argument(
         "--client",
-        choices=["aiohttp", "httpx"],
-        default="aiohttp",
+        choices=["raw", "aiohttp", "httpx"],
+        default="raw",
         help="the API side's HTTP client (its CPU is printed: it shares the cores)",
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON too")
