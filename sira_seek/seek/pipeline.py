@@ -115,7 +115,7 @@ class SeekPipeline:
             await self._final_answer(run, None, "documents")
         elif s.method == "vanilla-rag":
             docs = await self._retrieve(run, question.question, None)
-            await self._final_answer(run, render_docs(docs, s.doc_chars), "documents")
+            await self._final_answer(run, render_docs(docs, s), "documents")
         elif s.variant == "no-init":
             await self._without_initialisation(run)
         else:

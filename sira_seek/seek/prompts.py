@@ -18,6 +18,10 @@ from .sketch import SteeringSketch
 
 ContextKind = Literal["sketch", "plan", "notes", "documents"]
 
+MIN_DOC_SHARE = 50
+"""Fewest characters a document keeps when many share ``evidence_chars``: a title and a few
+words, still worth a line (50 documents at most: ``top_k`` <= 50)."""
+
 
 class SeekPrompts(Protocol):
     """One request per stage; ``context`` is the rendered sketch (or plan, notes, documents)."""
@@ -90,11 +94,17 @@ class SectionSearch(NamedTuple):
     docs: Sequence[RetrievedDoc]
 
 
-def render_docs(docs: Sequence[RetrievedDoc], max_chars: int) -> str:
-    """Numbered one-line documents; an empty result says so rather than showing nothing."""
+def render_docs(docs: Sequence[RetrievedDoc], settings: SeekSettings) -> str:
+    """Numbered one-line documents; an empty result says so rather than showing nothing.
+
+    Each document is cut to ``doc_chars``, and all of them share ``evidence_chars``: with
+    more documents each one is shorter (never below ``MIN_DOC_SHARE``), so the prompt of a
+    large ``top_k`` is no longer than that of the default top-5 and fits the same model (49
+    documents of 600 characters were 5,129 tokens, past the embedded model's 2,048)."""
     if not docs:
         return "(no documents found)"
-    return "\n".join(f"[{i}] {doc.snippet(max_chars)}" for i, doc in enumerate(docs, start=1))
+    share = max(MIN_DOC_SHARE, min(settings.doc_chars, settings.evidence_chars // len(docs)))
+    return "\n".join(f"[{i}] {doc.snippet(share)}" for i, doc in enumerate(docs, start=1))
 
 
 class SamplingMixin:

@@ -110,7 +110,7 @@ class ChatSeekPrompts(SamplingMixin):
     ) -> LLMRequest:
         user = (
             f"Question: {question}\nSearch query: {sub_query}\n\nRetrieved documents:\n"
-            f"{render_docs(docs, self.settings.doc_chars)}\n\n"
+            f"{render_docs(docs, self.settings)}\n\n"
             f"{_CONTEXT_LABEL[kind]}:\n{context}\n\n"
             f'Write the evidence for "{target}": one short paragraph (at most three sentences) '
             "with the facts from the documents that it needs, names and numbers included. If "
@@ -124,7 +124,7 @@ class ChatSeekPrompts(SamplingMixin):
         s = self.settings
         blocks = "\n\n".join(
             f"### Section {i}: {section.heading}\nSearch query: {section.sub_query}\n"
-            f"Retrieved documents:\n{render_docs(section.docs, s.doc_chars)}"
+            f"Retrieved documents:\n{render_docs(section.docs, s)}"
             for i, section in enumerate(sections, start=1)
         )
         user = (
@@ -164,7 +164,7 @@ class ChatSeekPrompts(SamplingMixin):
     ) -> LLMRequest:
         user = (
             f"Question: {question}\nSearch query: {sub_query}\n\nRetrieved documents:\n"
-            f"{render_docs(docs, self.settings.doc_chars)}\n\nCurrent page:\n{page}\n\n"
+            f"{render_docs(docs, self.settings)}\n\nCurrent page:\n{page}\n\n"
             f'Rewrite the whole page, replacing the <TO BE FILLED> of "## {target}" with the '
             "evidence from the documents. Output the complete page in markdown."
         )

@@ -191,7 +191,7 @@ class FewShotSeekPrompts(SamplingMixin):
         prompt = (
             f"{_EVIDENCE_SHOT}Question: {_flat(question)}\nNotes:\n{context}\n"
             f"Next: {_flat(target)}\nQuery: {sub_query}\nDocuments:\n"
-            f"{render_docs(docs, self.settings.doc_chars)}\nEvidence:"
+            f"{render_docs(docs, self.settings)}\nEvidence:"
         )
         return self._request(prompt, max_tokens=self.settings.slot_max_tokens)
 
@@ -206,7 +206,7 @@ class FewShotSeekPrompts(SamplingMixin):
         s = self.settings
         blocks = "\n".join(
             f"- {_flat(section.heading)} (query: {section.sub_query})\n"
-            f"{render_docs(section.docs, s.doc_chars)}"
+            f"{render_docs(section.docs, s)}"
             for section in sections
         )
         prompt = (
@@ -241,7 +241,7 @@ class FewShotSeekPrompts(SamplingMixin):
             f"{_SHOT_SKETCH.format(birthplace='Spielberg was born in Cincinnati, Ohio.')}\n"
             "###\n\n"
             f"Question: {_flat(question)}\nQuery: {sub_query}\nDocuments:\n"
-            f"{render_docs(docs, self.settings.doc_chars)}\nPage:\n{page}\nNew page:\n"
+            f"{render_docs(docs, self.settings)}\nPage:\n{page}\nNew page:\n"
         )
         return self._request(
             prompt, max_tokens=self.settings.rewrite_max_tokens, stop=("###", "\n\n")

@@ -60,6 +60,13 @@ class SeekSettings(BaseSettings):
     doc_chars: int = Field(
         default=600, ge=50, description="Each retrieved document is cut to this many characters"
     )
+    evidence_chars: int = Field(
+        default=3000,
+        ge=50,
+        description="The documents one prompt shows share this many characters (each at most "
+        "doc_chars): the default top-5 keeps 600 each, a larger top_k shortens them so the "
+        "prompt still fits the model's context; raise it for a model with a long context",
+    )
     slot_chars: int = Field(
         default=700, ge=50, description="A filled slot is cut to this many characters"
     )

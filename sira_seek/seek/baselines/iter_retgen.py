@@ -67,7 +67,7 @@ class IterRetGen(Baseline[IterRetGenPrompts]):
             if self.prompts.style == "fewshot":
                 raw = "<answer>" + raw  # the prompt ended with the opening tag
             previous = raw
-        run.answered_from(render_docs(docs, s.doc_chars), "documents")  # the last round's
+        run.answered_from(render_docs(docs, s), "documents")  # the last round's
         run.result.raw_answer = raw
         run.result.answer = extract_answer(raw)
         return run.finish()

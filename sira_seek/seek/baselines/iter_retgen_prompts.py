@@ -47,7 +47,7 @@ class IterRetGenPrompts:
 
     def generate(self, question: str, docs: Sequence[RetrievedDoc]) -> LLMRequest:
         s = self.settings
-        rendered = render_docs(docs, s.doc_chars)
+        rendered = render_docs(docs, s)
         if self.style == "fewshot":
             prompt = (
                 f"{_FEWSHOT_SHOTS}Question: {flat(question)}\nDocuments:\n{rendered}\n"

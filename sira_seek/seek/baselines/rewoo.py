@@ -266,7 +266,7 @@ class ReWOO(Baseline[ReWOOPrompts]):
         for step, query, (sub_step, docs) in zip(plan.steps, queries, found, strict=True):
             sub_step.malformed = plan.malformed
             call = f"{step.var} = Search[{query}]"
-            solved.append(SolvedStep(step.description, call, render_docs(docs, s.doc_chars)))
+            solved.append(SolvedStep(step.description, call, render_docs(docs, s)))
         return solved
 
 
@@ -300,7 +300,7 @@ class ReWOOSequential(ReWOO):
                 query = run.q.question
             sub_step, docs = await run.search(query, gist_index=i, raw_output=step.raw_line)
             sub_step.malformed = plan.malformed
-            evidence.full[step.var] = render_docs(docs, s.doc_chars)
+            evidence.full[step.var] = render_docs(docs, s)
             evidence.short[step.var] = _short_form(docs)
             shown = f"{step.var} = Search[{query}]"
         else:
