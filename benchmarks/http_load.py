@@ -276,11 +276,10 @@ class KeptAliveConnection(asyncio.Protocol):
             self._transport.close()
 
 
-def encoded_post(base: str, path: str, body: bytes) -> bytes:
+def encoded_post(netloc: str, path: str, body: bytes) -> bytes:
     """A complete HTTP/1.1 POST with a JSON ``body``, as bytes on the wire."""
-    host = urlsplit(base).netloc
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {netloc}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode("ascii") + body
@@ -314,12 +313,12 @@ async def load_http(
             raise SystemExit(f"API hits differ from the direct ones for {bodies[i]}")
 
     if client == "raw":
-        requests = [encoded_post(base, "/search", payload) for payload in payloads]
         where = urlsplit(base)
+        host, port = where.hostname or LOOPBACK, where.port or 80
+        requests = [encoded_post(where.netloc, "/search", payload) for payload in payloads]
         loop = asyncio.get_running_loop()
 
         async def raw_worker() -> None:
-            host, port = where.hostname or LOOPBACK, where.port or 80
             _, conn = await loop.create_connection(KeptAliveConnection, host, port)
             try:
                 while not queue.empty():
