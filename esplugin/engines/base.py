@@ -50,12 +50,15 @@ ROUTING_PROBES_PER_SHARD = 64
 # How the engines say a point-in-time page cannot be served any more: the context expired or
 # was freed ("search_context_missing"), or a node that held part of it left the cluster
 # (OpenSearch's TransportSearchAction: HTTP 500 "no node found for id: <node>", seen in a
-# rolling restart). Either way the scan must start again from a new point in time.
+# rolling restart), or is back but not yet reconnected (HTTP 500 "node_not_connected_exception",
+# the same rolling restart later on; a restarted node has no search contexts anyway). Either
+# way the scan must start again from a new point in time.
 _CONTEXT_LOST = (
     "search_context_missing",
     "No search context found",
     "SearchContextMissing",
     "no node found for id",
+    "node_not_connected_exception",
 )
 ANALYZE_CHARS_PER_REQUEST = 30_000
 """Characters of text per ``_analyze`` request of ``term_doc_freq_bounds``: a pack of 1,000

@@ -19,6 +19,7 @@ from sira_seek.esplugin.engines.base import context_lost
         "(search_context_missing_exception: No search context found for id [12])",
         "HTTP 404: SearchContextMissingException[No search context found for id [7]]",
         "HTTP 500: illegal_state_exception: no node found for id: NIcHQXbmQp-bJ-0D4mrxoQ",
+        "HTTP 500: node_not_connected_exception: [node-1][127.0.0.1:9561] Node not connected",
     ],
 )
 def test_a_lost_or_unreachable_context_restarts_the_scan(message: str) -> None:
