@@ -14,17 +14,20 @@ worker threads.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 from sira_seek.input_errors import InputError
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.errors import ContextTooLongError
 from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
 from .baselines import BASELINE_METHODS, BaselineMethod, make_baseline
+from .context_fit import FIT_ROUNDS, PromptOverflow, refit_note, scaled_settings
 from .output_parsing import (
     clean_evidence,
     clean_subquery,
@@ -39,6 +42,8 @@ from .retrieval import RETRIEVAL_FAILURES, RetrievedDoc, Retriever, note_failed_
 from .revision import parse_revised_sections, revise_sketch
 from .settings import SeekSettings
 from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
+
+logger = logging.getLogger(__name__)
 
 
 class RetrieverRequiredError(InputError):
@@ -84,6 +89,9 @@ class SeekPipeline:
         # analysis (``SeekResult.iteration_contexts``); off by default, as it grows results.
         self.record_iterations = record_iterations
         self.settings = settings or SeekSettings()
+        # Asking again with shorter evidence rebuilds the prompts (context_fit); prompts given
+        # by the caller cannot be rebuilt, so their overflow is the model's error as it stands.
+        self.refits = prompts is None
         self.prompts = prompts or make_prompts(prompt_style, self.settings)
         if self.settings.method != "vanilla-llm" and retriever is None:
             raise RetrieverRequiredError(
@@ -107,6 +115,57 @@ class SeekPipeline:
         (`retrieval.RETRIEVAL_FAILURES`); any other retriever exception is a bug and raises."""
         if isinstance(question, str):
             question = QuestionInput(id="q0", question=question)
+        started = time.perf_counter()
+        try:
+            return await self._answer_once(question)
+        except PromptOverflow as overflow:
+            if not self.refits:
+                raise
+            return await self._answer_shorter(question, overflow, started)
+
+    async def _answer_shorter(
+        self, question: QuestionInput, overflow: PromptOverflow, started: float
+    ) -> SeekResult:
+        """The question asked again from the start with every evidence budget halved, until
+        its prompts fit the model (`context_fit`); the last overflow raises."""
+        first, spent = overflow, overflow.usage
+        for round_ in range(1, FIT_ROUNDS + 1):
+            scale = 0.5**round_
+            settings = scaled_settings(self.settings, scale)
+            logger.warning(
+                "question %s: the %s prompt did not fit the model's context (%s); asking again "
+                "with evidence at %g of its length",
+                question.id,
+                overflow.stage,
+                overflow,
+                scale,
+            )
+            shorter = SeekPipeline(
+                self.llm,
+                self.retriever,
+                settings=settings,
+                prompt_style="fewshot" if self.prompts.style == "fewshot" else "chat",
+                record_iterations=self.record_iterations,
+            )
+            try:
+                result = await shorter._answer_once(question)
+            except PromptOverflow as again:
+                spent.merge(again.usage)
+                overflow = again
+                continue
+            result.notes.insert(0, refit_note(first, settings, scale))
+            result.evidence_scale = scale
+            result.usage.merge(spent)
+            result.timings.total_s = time.perf_counter() - started
+            result.timings.llm_s = result.usage.total.llm_seconds
+            return result
+        raise ContextTooLongError(
+            f"{overflow} (asked again with evidence down to {0.5**FIT_ROUNDS:g} of its length: "
+            "still too long; use a model with a longer context window, or lower top_k)",
+            raw_text=overflow.raw_text,
+        ) from overflow
+
+    async def _answer_once(self, question: QuestionInput) -> SeekResult:
         if self.baseline is not None:
             return await self.baseline.answer(question)
         run = _QuestionRun(question, self.settings)
@@ -133,7 +192,10 @@ class SeekPipeline:
 
     # -- stages ----------------------------------------------------------------------------
     async def _generate(self, run: _QuestionRun, stage: Stage, request: LLMRequest) -> LLMResponse:
-        response = await self.llm.generate(request)
+        try:
+            response = await self.llm.generate(request)
+        except ContextTooLongError as exc:
+            raise PromptOverflow(exc, stage=stage, usage=run.result.usage) from exc
         run.result.usage.add(stage, response)
         return response
 

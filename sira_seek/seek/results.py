@@ -47,6 +47,14 @@ class StageUsage(BaseModel):
         self.cache_hits += int(response.cache_hit)
         self.llm_seconds += response.latency_s
 
+    def include(self, other: StageUsage) -> None:
+        """Add ``other``'s counts to these."""
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cache_hits += other.cache_hits
+        self.llm_seconds += other.llm_seconds
+
 
 class QuestionUsage(BaseModel):
     """Per-stage LLM cost; ``total`` is what run reports add up."""
@@ -56,15 +64,16 @@ class QuestionUsage(BaseModel):
     def add(self, stage: Stage, response: LLMResponse) -> None:
         self.by_stage.setdefault(stage, StageUsage()).add(response)
 
+    def merge(self, other: QuestionUsage) -> None:
+        """Add ``other``'s stages to these (an attempt that was asked again still cost)."""
+        for stage, usage in other.by_stage.items():
+            self.by_stage.setdefault(stage, StageUsage()).include(usage)
+
     @property
     def total(self) -> StageUsage:
         out = StageUsage()
         for usage in self.by_stage.values():
-            out.calls += usage.calls
-            out.prompt_tokens += usage.prompt_tokens
-            out.completion_tokens += usage.completion_tokens
-            out.cache_hits += usage.cache_hits
-            out.llm_seconds += usage.llm_seconds
+            out.include(usage)
         return out
 
 
@@ -141,6 +150,14 @@ class SeekResult(BaseModel):
         default=None,
         description="the knowledge after each retrieval iteration, as the answer prompt shows "
         "it (recorded only when asked: the per-iteration analysis answers from them)",
+    )
+    evidence_scale: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="the share of doc_chars, evidence_chars and slot_chars the answer was made "
+        "with: 1 unless a prompt was too long for the model's context and the question was "
+        "asked again with shorter evidence (sira_seek.seek.context_fit)",
     )
     usage: QuestionUsage = Field(default_factory=QuestionUsage)
     timings: Timings = Field(default_factory=Timings)

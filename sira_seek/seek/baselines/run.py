@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from typing import ClassVar, Generic, Literal, Protocol, TypeVar
 
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.errors import ContextTooLongError
 from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
+from ..context_fit import PromptOverflow
 from ..prompts import ContextKind
 from ..results import QuestionInput, SeekResult, StageUsage, SubQueryStep
 from ..retrieval import RETRIEVAL_FAILURES, RetrievedDoc, Retriever, note_failed_search
@@ -97,7 +99,10 @@ class BaselineRun:
         in ``usage.by_stage`` directly; the final answer call is always ``answer``, as in SEEK,
         so reports compare answer costs across methods.
         """
-        response = await self.llm.generate(request)
+        try:
+            response = await self.llm.generate(request)
+        except ContextTooLongError as exc:  # SeekPipeline asks again with shorter evidence
+            raise PromptOverflow(exc, stage=stage, usage=self.result.usage) from exc
         self.result.usage.by_stage.setdefault(stage, StageUsage()).add(response)
         return response
 
