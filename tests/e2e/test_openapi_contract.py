@@ -3,9 +3,13 @@ document, with every check (status codes and error bodies as declared, schema-va
 requests accepted, schema-violating ones refused, ...), against ``sira-seek serve`` with
 API keys and an index allow-list on a real node.
 
-Bounded (``--max-examples``) to fit the suite; ``/ask`` is left out because each
-schema-valid question runs SEEK with an LLM (its validation is the same code as /search's,
-checked in tests/unit/service and tests/e2e/test_serve.py). The seed is printed, so a
+Bounded (``--max-examples``) to fit the suite, in two runs from one seed: ``/search``,
+``/health`` and ``/metrics`` at 40 examples, and ``/ask`` at 12, since each schema-valid
+question runs SEEK or a baseline on the embedded CPU model (1-16 s here). ``/ask`` found
+what the others could not: a ReWOO Solver prompt longer than the model's 2,048 tokens
+(`sira_seek.seek.context_fit` now asks such a question again with shorter evidence). The
+answer time check is raised to 120 s (``--max-response-time``): schemathesis's default of
+10 s is the CPU model's speed on 2 cores, not a contract fault. The seed is printed, so a
 failure replays with ``schemathesis run ... --seed N``.
 """
 
@@ -60,16 +64,26 @@ def test_schemathesis_finds_no_failure_in_the_openapi_contract(
                 time.sleep(0.3)
         seed = random.randrange(2**31)
         print(f"schemathesis seed: {seed}")
-        run = subprocess.run(
-            [_schemathesis(), "run", f"{base}/openapi.json", "--checks", "all",
-             "-H", f"Authorization: Bearer {KEY}", "--max-examples", "40",
-             "--seed", str(seed), "--exclude-path", "/ask", "--workers", "1",
-             "--request-timeout", "60"],
-            capture_output=True, text=True, timeout=900, cwd=tmp_path, check=False,
-        )  # fmt: skip
+        common = [_schemathesis(), "run", f"{base}/openapi.json", "--checks", "all",
+                  "-H", f"Authorization: Bearer {KEY}", "--seed", str(seed), "--workers", "1"]
+        runs = [
+            subprocess.run(
+                [*common, *bounds],
+                capture_output=True, text=True, timeout=900, cwd=tmp_path, check=False,
+            )
+            for bounds in (
+                ["--exclude-path", "/ask", "--max-examples", "40", "--request-timeout", "60"],
+                ["--include-path", "/ask", "--max-examples", "12", "--request-timeout", "120",
+                 "--max-response-time", "120"],
+            )
+        ]  # fmt: skip
     finally:
         serve.terminate()
         serve.wait(timeout=30)
         log.close()
-    assert run.returncode == 0, run.stdout[-6000:]
-    assert "generated" in run.stdout and KEY not in run.stdout
+    for run in runs:
+        print(run.stdout[run.stdout.find("SUMMARY") :])
+        assert run.returncode == 0, run.stdout[-6000:]
+        assert "generated" in run.stdout and KEY not in run.stdout
+    # The first run covered the three other operations, the second /ask alone.
+    assert "Selected: 3/4" in runs[0].stdout and "Selected: 1/4" in runs[1].stdout
