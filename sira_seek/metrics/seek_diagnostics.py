@@ -52,6 +52,9 @@ run here can be compared with its claims:
 * **step cap** -- questions where a variant that retrieves until the LLM says the evidence is
   enough (Plan, w/o Initialization) or revises its sketch (Update) stopped at its cap instead
   (``step_cap_reached``).
+* **shorter evidence** -- questions answered with shorter evidence because one of their
+  prompts did not fit the model's context (``evidence_shortened``, `sira_seek.seek.context_fit`):
+  their scores are not those of full-length evidence.
 * **gists per question** -- the sketch's gist count (methods without a sketch are left out),
   with its distribution (the paper plots how many gists each model chose, A.10).
 * **seconds per question** -- each question's wall time (`Timings.total_s`). In a batch,
@@ -158,6 +161,11 @@ class QuestionTrace(QuestionAnswers):
     seconds: float = Field(default=0.0, description="the question's wall time")
     step_cap_reached: bool = Field(
         default=False, description="the variant stopped at its step cap, not by its own choice"
+    )
+    evidence_scale: float = Field(
+        default=1.0,
+        description="1, or the shorter evidence it was answered with after a prompt did not "
+        "fit the model's context (sira_seek.seek.context_fit)",
     )
 
 
@@ -303,6 +311,7 @@ class QuestionDiagnostics(BaseModel):
     qrels_subquery_recall_at_5: float | None
     cover_em_by_iteration: list[float] | None
     step_cap_reached: bool
+    evidence_scale: float
     gists: int | None
     seconds: float
 
@@ -367,6 +376,11 @@ class SeekDiagnostics(BaseModel):
     )
     slot_ablation_unavailable: str | None = None
     step_cap_reached: int = Field(description="questions stopped at their variant's step cap")
+    evidence_shortened: int = Field(
+        default=0,
+        description="questions answered with shorter evidence because a prompt did not fit the "
+        "model's context (evidence_scale < 1): not comparable with full-length runs",
+    )
     subqueries_per_question: float | None
     gists_per_question: float | None
     gist_counts: dict[int, int] = Field(description="gist count -> questions with that many")
@@ -425,6 +439,7 @@ def diagnose_question(
             else None
         ),
         step_cap_reached=trace.step_cap_reached,
+        evidence_scale=trace.evidence_scale,
         gists=trace.gists,
         seconds=trace.seconds,
     )
@@ -541,6 +556,7 @@ def seek_diagnostics(
         slot_ablation=ablation,
         slot_ablation_unavailable=ablation_missing,
         step_cap_reached=sum(1 for r in rows if r.step_cap_reached),
+        evidence_shortened=sum(1 for r in rows if r.evidence_scale < 1),
         subqueries_per_question=_round(_mean(r.sub_queries for r in rows)),
         gists_per_question=_round(_mean(r.gists for r in rows)),
         gist_counts=dict(sorted(gist_counts.items())),

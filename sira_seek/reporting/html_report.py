@@ -147,6 +147,7 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("qrels_subquery_recall_at_5", "maximum sub-query Recall@5 over judged documents"),
     ("qrels_recall_questions", "questions with judgements"),
     ("step_cap_reached", "questions stopped at the step cap"),
+    ("evidence_shortened", "questions answered with shorter evidence (prompt too long)"),
     ("subqueries_per_question", "sub-queries per question"),
     ("gists_per_question", "gists per question"),
     ("seconds_per_question", "seconds per question (mean)"),

@@ -200,7 +200,8 @@ class SeekResult(BaseModel):
     def trace(self, extraction: AnswerExtraction = "tagged") -> QuestionTrace:
         """What the SEEK analyses read (`sira_seek.metrics.seek_diagnostics`): each step's
         sub-query and retrieved ids, the gold and scored answers, the sketch's gist count, the
-        wall time, whether a step cap stopped it, failed or not."""
+        wall time, whether a step cap stopped it or shorter evidence answered it, failed or
+        not."""
         return QuestionTrace(
             id=self.id,
             golden_answers=list(self.golden_answers),
@@ -212,4 +213,5 @@ class SeekResult(BaseModel):
             gists=None if self.sketch is None else len(self.sketch.gists),
             seconds=self.timings.total_s,
             step_cap_reached=self.step_cap_reached,
+            evidence_scale=self.evidence_scale,
         )

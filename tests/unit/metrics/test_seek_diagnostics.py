@@ -362,9 +362,12 @@ def test_run_report_over_hand_made_results() -> None:
         # 4 gists, 1 sub-query (diversity undefined), docs {a}: share 1.
         _result("q2", [("solo", ["a"])], gists=4, seconds=4.0, step_cap_reached=True),
         # No sketch (a baseline), 2 identical sub-queries (diversity 0), same docs: share 1/2.
-        _result("q3", [("w", ["r1"]), ("w", ["r1"])], seconds=9.0),
+        # Answered with half-length evidence (a prompt too long for the model).
+        _result("q3", [("w", ["r1"]), ("w", ["r1"])], seconds=9.0, evidence_scale=0.5),
         # Failed: left out of everything but `failed`.
-        _result("q4", [("fail", ["zz"])], gists=3, seconds=100.0, error="boom"),
+        _result(
+            "q4", [("fail", ["zz"])], gists=3, seconds=100.0, error="boom", evidence_scale=0.25
+        ),
     ]
     qrels = {"q3": {"r1": 1, "r2": 1, "r3": 0}, "q1": {"nope": 1}, "q9": {"a": 1}}
     report = seek_diagnostics(results, qrels, wall_s=6.0, run_questions=3)
@@ -381,6 +384,7 @@ def test_run_report_over_hand_made_results() -> None:
     assert report.qrels_subquery_recall_at_5 == 0.25
     assert report.qrels_recall_questions == 2
     assert report.step_cap_reached == 1  # q2; the failed q4 is left out
+    assert report.evidence_shortened == 1  # q3; the failed q4 is left out
     assert report.gists_per_question == 3.0  # (2 + 4) / 2, q3 has no sketch
     assert report.gist_counts == {2: 1, 4: 1}
     assert report.subqueries_per_question == pytest.approx(round(5 / 3, 4))
@@ -390,6 +394,7 @@ def test_run_report_over_hand_made_results() -> None:
     by_id = {row.id: row for row in report.per_question}
     assert by_id["q2"].qrels_subquery_recall_at_5 is None and by_id["q2"].diversity is None
     assert by_id["q2"].step_cap_reached and not by_id["q1"].step_cap_reached
+    assert by_id["q3"].evidence_scale == 0.5 and by_id["q1"].evidence_scale == 1.0
     out = report.as_report()
     assert out["gist_counts"] == {"2": 1, "4": 1}
     assert isinstance(out["per_question"], list) and len(out["per_question"]) == 3

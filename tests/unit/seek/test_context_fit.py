@@ -113,6 +113,7 @@ def test_a_rewoo_solver_too_long_for_the_model_is_answered_with_shorter_evidence
     assert result.ok and result.answer == "Ireland"
     # 1/2 is still ~7,500 characters of documents; 1/4 fits
     assert result.evidence_scale == 0.25 and llm.refused == 2
+    assert result.trace().evidence_scale == 0.25  # what eval qa --diagnostics counts
     assert "the answer prompt was too long" in result.notes[0] and "15842 char" in result.notes[0]
     assert "evidence_chars 750" in result.notes[0] and "doc_chars 150" in result.notes[0]
     # One size throughout the attempt that answered: each document at most 150 characters.
