@@ -94,4 +94,3 @@ def open_session(
         record_iterations=record_iterations,
     )
     return SeekSession(pipeline=pipeline, llm=client, ledger=ledger)
-

@@ -19,7 +19,10 @@ raises the model's error, as before.
 
 from __future__ import annotations
 
+from sira_seek.llm.client import LLMClient
 from sira_seek.llm.errors import ContextTooLongError
+from sira_seek.llm.request import LLMRequest
+from sira_seek.llm.response import LLMResponse
 
 from .results import QuestionUsage
 from .settings import SeekSettings
@@ -43,6 +46,20 @@ class PromptOverflow(ContextTooLongError):
         super().__init__(str(cause), raw_text=cause.raw_text, attempts=cause.attempts)
         self.stage = stage
         self.usage = usage
+
+
+async def generate_booked(
+    llm: LLMClient, request: LLMRequest, *, stage: str, usage: QuestionUsage
+) -> LLMResponse:
+    """One LLM call of a question, its cost booked on ``usage`` under ``stage``; a prompt the
+    model refuses as too long raises `PromptOverflow` with what the question had spent. Every
+    LLM call of SEEK and of the baselines goes through here, so each can be asked again."""
+    try:
+        response = await llm.generate(request)
+    except ContextTooLongError as exc:
+        raise PromptOverflow(exc, stage=stage, usage=usage) from exc
+    usage.add(stage, response)
+    return response
 
 
 def scaled_settings(settings: SeekSettings, scale: float) -> SeekSettings:

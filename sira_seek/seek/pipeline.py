@@ -27,7 +27,13 @@ from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
 from .baselines import BASELINE_METHODS, BaselineMethod, make_baseline
-from .context_fit import FIT_ROUNDS, PromptOverflow, refit_note, scaled_settings
+from .context_fit import (
+    FIT_ROUNDS,
+    PromptOverflow,
+    generate_booked,
+    refit_note,
+    scaled_settings,
+)
 from .output_parsing import (
     clean_evidence,
     clean_subquery,
@@ -98,14 +104,14 @@ class SeekPipeline:
                 f"method {self.settings.method!r} retrieves: give a retriever (e.g. BM25Retriever)"
             )
         # Iter-RetGen and ReWOO have loops of their own (sira_seek.seek.baselines).
+        self.style: Literal["chat", "fewshot"] = (
+            "fewshot" if self.prompts.style == "fewshot" else "chat"
+        )
         self.baseline: BaselineMethod | None = None
         if self.settings.method in BASELINE_METHODS:
             assert retriever is not None
-            style: Literal["chat", "fewshot"] = (
-                "fewshot" if self.prompts.style == "fewshot" else "chat"
-            )
             self.baseline = make_baseline(
-                self.settings.method, llm, retriever, self.settings, style
+                self.settings.method, llm, retriever, self.settings, self.style
             )
 
     # -- public ----------------------------------------------------------------------------
@@ -144,7 +150,7 @@ class SeekPipeline:
                 self.llm,
                 self.retriever,
                 settings=settings,
-                prompt_style="fewshot" if self.prompts.style == "fewshot" else "chat",
+                prompt_style=self.style,
                 record_iterations=self.record_iterations,
             )
             try:
@@ -192,12 +198,7 @@ class SeekPipeline:
 
     # -- stages ----------------------------------------------------------------------------
     async def _generate(self, run: _QuestionRun, stage: Stage, request: LLMRequest) -> LLMResponse:
-        try:
-            response = await self.llm.generate(request)
-        except ContextTooLongError as exc:
-            raise PromptOverflow(exc, stage=stage, usage=run.result.usage) from exc
-        run.result.usage.add(stage, response)
-        return response
+        return await generate_booked(self.llm, request, stage=stage, usage=run.result.usage)
 
     async def _draft_sketch(self, run: _QuestionRun) -> SteeringSketch:
         s = self.settings

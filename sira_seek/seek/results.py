@@ -61,7 +61,8 @@ class QuestionUsage(BaseModel):
 
     by_stage: dict[str, StageUsage] = Field(default_factory=dict)
 
-    def add(self, stage: Stage, response: LLMResponse) -> None:
+    def add(self, stage: str, response: LLMResponse) -> None:
+        """Book one call under a SEEK stage (`Stage`) or a baseline's own (``plan``, ...)."""
         self.by_stage.setdefault(stage, StageUsage()).add(response)
 
     def merge(self, other: QuestionUsage) -> None:

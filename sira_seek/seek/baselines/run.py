@@ -15,14 +15,13 @@ from collections.abc import Sequence
 from typing import ClassVar, Generic, Literal, Protocol, TypeVar
 
 from sira_seek.llm.client import LLMClient
-from sira_seek.llm.errors import ContextTooLongError
 from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
-from ..context_fit import PromptOverflow
+from ..context_fit import generate_booked
 from ..prompts import ContextKind
-from ..results import QuestionInput, SeekResult, StageUsage, SubQueryStep
+from ..results import QuestionInput, SeekResult, SubQueryStep
 from ..retrieval import RETRIEVAL_FAILURES, RetrievedDoc, Retriever, note_failed_search
 from ..settings import SeekSettings
 
@@ -93,18 +92,13 @@ class BaselineRun:
         )
 
     async def generate(self, stage: str, request: LLMRequest) -> LLMResponse:
-        """One LLM call, its cost booked under ``stage``.
+        """One LLM call, its cost booked under ``stage`` (`context_fit.generate_booked`).
 
-        Baseline stages (``generate``, ``plan``, ``tool``) are not SEEK's, so they are booked
-        in ``usage.by_stage`` directly; the final answer call is always ``answer``, as in SEEK,
-        so reports compare answer costs across methods.
+        Baseline stages (``generate``, ``plan``, ``tool``) are not SEEK's and are booked under
+        their own names; the final answer call is always ``answer``, as in SEEK, so reports
+        compare answer costs across methods.
         """
-        try:
-            response = await self.llm.generate(request)
-        except ContextTooLongError as exc:  # SeekPipeline asks again with shorter evidence
-            raise PromptOverflow(exc, stage=stage, usage=self.result.usage) from exc
-        self.result.usage.by_stage.setdefault(stage, StageUsage()).add(response)
-        return response
+        return await generate_booked(self.llm, request, stage=stage, usage=self.result.usage)
 
     async def search(
         self, query: str, *, gist_index: int | None, raw_output: str | None = None
