@@ -9,13 +9,18 @@ server; Starlette's ``TrustedHostMiddleware`` checks it).
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
+import logging
+import stat
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from sira_seek.input_errors import InputError
+
+logger = logging.getLogger(__name__)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -38,18 +43,34 @@ KEYS_ENV = "SIRA_SEEK_SERVE_API_KEYS"
 def read_api_keys(path: Path | None, env_value: str | None) -> tuple[str, ...]:
     """Keys from a file (one per line; blank lines and ``#`` comments skipped) and from the
     comma-separated environment value. A key shorter than 16 characters is refused: it could
-    be guessed. Refusals are ``InputError``s."""
+    be guessed. A file or a set variable that yields no key is refused too: asking for keys
+    and getting none would otherwise serve without authentication, silently. A file others
+    may read is warned about (logged). Refusals are ``InputError``s."""
     keys: list[str] = []
     if path is not None:
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise InputError(f"{path} is not UTF-8 text (one API key per line)") from None
-        for line in text.splitlines():
-            line = line.strip()
-            if line and not line.startswith("#"):
-                keys.append(line)
-    keys += [k.strip() for k in (env_value or "").split(",") if k.strip()]
+        from_file = [line.strip() for line in text.splitlines()]
+        from_file = [line for line in from_file if line and not line.startswith("#")]
+        if not from_file:
+            raise InputError(
+                f"{path} holds no API key (only blank lines or # comments): refusing to serve "
+                "without authentication; put one key per line"
+            )
+        keys += from_file
+        exposed = keys_file_exposure(path)
+        if exposed:
+            logger.warning("%s", exposed)
+    if env_value is not None:
+        from_env = [k.strip() for k in env_value.split(",") if k.strip()]
+        if not from_env:
+            raise InputError(
+                f"{KEYS_ENV} is set but holds no API key: refusing to serve without "
+                "authentication; give comma-separated keys, or unset it"
+            )
+        keys += from_env
     short = [i for i, key in enumerate(keys, start=1) if len(key) < 16]
     if short:
         raise InputError(
@@ -57,6 +78,18 @@ def read_api_keys(path: Path | None, env_value: str | None) -> tuple[str, ...]:
             "(e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
     return tuple(dict.fromkeys(keys))
+
+
+def keys_file_exposure(path: Path) -> str | None:
+    """A warning when users other than the owner may read the keys file (``mode & 0o077``):
+    anyone who can read it can call the service."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if not mode & 0o077:
+        return None
+    return (
+        f"the API keys file {path} may be read by group or others "
+        f"(mode {mode:04o}); restrict it: chmod 600 {path}"
+    )
 
 
 def key_matches(given: str, keys: Iterable[str]) -> bool:
@@ -77,7 +110,11 @@ async def _reply(send: Send, status: int, detail: str, headers: dict[str, str]) 
 
 class BodyLimit:
     """413 for a body over ``max_bytes``: at once from Content-Length, else as soon as the
-    streamed chunks pass the limit (the rest is never read)."""
+    streamed chunks (a chunked body has no length) pass the limit; the rest is never read.
+
+    The app reading the body sees the overflow as an error and may answer it its own way
+    (FastAPI makes any failure while reading the body a 400); that answer is dropped and the
+    413 sent instead, unless the app had already started its response."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -93,27 +130,32 @@ class BodyLimit:
             await _reply(send, 413, too_big, {"connection": "close"})
             return
         seen = 0
+        over = False
         replied = False
 
         async def limited() -> Message:
-            nonlocal seen
+            nonlocal seen, over
+            if over:
+                raise _TooBig
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    over = True
                     raise _TooBig
             return message
 
         async def guarded_send(message: Message) -> None:
             nonlocal replied
+            if over and not replied:
+                return  # the app's answer to a body it could not read: the 413 replaces it
             replied = True
             await send(message)
 
-        try:
+        with contextlib.suppress(_TooBig):
             await self.app(scope, limited, guarded_send)
-        except _TooBig:
-            if not replied:
-                await _reply(send, 413, too_big, {"connection": "close"})
+        if over and not replied:
+            await _reply(send, 413, too_big, {"connection": "close"})
 
 
 class _TooBig(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,68 @@ def test_keys_file_and_environment_are_merged_and_short_keys_refused(tmp_path: P
     with pytest.raises(ValueError, match="shorter than 16"):
         read_api_keys(None, "short")
     assert key_matches(other, (KEY, other)) and not key_matches(other[:-1], (KEY, other))
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# keys go here\n  \n# none yet\n"])
+def test_a_keys_file_without_a_key_is_refused_naming_the_file(tmp_path: Path, text: str) -> None:
+    keys = tmp_path / "keys.txt"
+    keys.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{re.escape(str(keys))} holds no API key"):
+        read_api_keys(keys, None)
+
+
+@pytest.mark.parametrize("value", ["", " , ,"])
+def test_a_keys_variable_set_without_a_key_is_refused(value: str) -> None:
+    with pytest.raises(ValueError, match="SIRA_SEEK_SERVE_API_KEYS is set but holds no API key"):
+        read_api_keys(None, value)
+
+
+def test_a_keys_file_others_may_read_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    keys = tmp_path / "keys.txt"
+    keys.write_text(KEY + "\n", encoding="utf-8")
+    keys.chmod(0o600)
+    with caplog.at_level("WARNING", logger="sira_seek.service.guards"):
+        assert read_api_keys(keys, None) == (KEY,)
+    assert caplog.records == []
+    keys.chmod(0o640)
+    with caplog.at_level("WARNING", logger="sira_seek.service.guards"):
+        assert read_api_keys(keys, None) == (KEY,)
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert f"{keys} may be read by group or others (mode 0640)" in caplog.text
+    assert KEY not in caplog.text
+
+
+def test_serve_with_an_empty_keys_file_exits_2_naming_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sira_seek.cli.main import cli
+
+    keys = tmp_path / "keys.txt"
+    keys.write_text("# nothing\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--api-keys-file", str(keys)])
+    assert result.exit_code == 2, result.output
+    assert f"{keys} holds no API key" in result.output
+
+
+def test_a_chunked_body_over_the_limit_is_413_counted_while_streaming(
+    client: TestClient, reach: ClusterReachDouble
+) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"query": "'
+        for _ in range(40):  # 40 x 4 KiB = 160 KiB against a 64 KiB limit
+            yield b"x" * 4096
+        yield b'"}'
+
+    headers = {**AUTH, "content-type": "application/json"}
+    res = client.post("/search", content=chunks(), headers=headers)
+    assert res.status_code == 413, res.text
+    assert "larger than 65,536 bytes" in res.json()["detail"]
+    assert reach.calls == 0
+    # Under the limit, the same streamed body is read and judged as JSON (403: index).
+    small = iter([b'{"query": "x", ', b'"index": "other"}'])
+    assert client.post("/search", content=small, headers=headers).status_code == 403
 
 
 def test_metrics_count_requests_by_route_and_status_behind_the_key(client: TestClient) -> None:
