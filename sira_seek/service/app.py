@@ -47,6 +47,7 @@ from sira_seek.workflows.errors import (
 from sira_seek.workflows.validation import (
     INDEX_PATTERN,
     MAX_EXPANSIONS,
+    MAX_INDEX_NAME_BYTES,
     MAX_PHRASE_CHARS,
     MAX_QUERY_CHARS,
     NOT_BLANK_PATTERN,
@@ -97,6 +98,10 @@ def _json_number(value: object) -> object:
 
 
 Phrase = Annotated[str, Field(max_length=MAX_PHRASE_CHARS)]
+# Bounded like every string of a body: pydantic then also refuses text that is not Unicode
+# (a lone surrogate such as "\ud800", which JSON can carry) with a 422 naming the field,
+# before it reaches a check or an encoder that would fail on it (a 500).
+IndexName = Annotated[str, Field(max_length=MAX_INDEX_NAME_BYTES)]
 
 
 class ErrorItem(BaseModel):
@@ -143,7 +148,7 @@ class SearchRequest(BaseModel):
         },
     )
 
-    index: str | None = Field(default=None, description="Index or alias (default: --index).")
+    index: IndexName | None = Field(default=None, description="Index or alias (default: --index).")
     query: str = Field(
         min_length=1,
         max_length=MAX_QUERY_CHARS,
@@ -194,7 +199,11 @@ class AskRequest(BaseModel):
         },
     )  # fmt: skip
 
-    index: str | None = Field(default=None, description="Index or alias (default: --index).")
+    index: IndexName | None = Field(
+        default=None,
+        description="Index or alias (default: --index); checked against the allow-list for "
+        "every method, vanilla-llm included.",
+    )
     question: str = Field(
         min_length=1,
         max_length=MAX_QUERY_CHARS,
@@ -338,6 +347,13 @@ def _http_error(exc: BaseException, redact: Redactor) -> ServiceError:
     return ServiceError(status, redact(str(known)))
 
 
+def _reason(error: Any) -> str:
+    """pydantic's reason for one problem, plainer where its words mislead."""
+    if error.get("type") == "string_unicode":
+        return "not valid Unicode text (a lone surrogate such as \\ud800)"
+    return str(error.get("msg", ""))
+
+
 def _validation_message(errors: list[Any]) -> str:
     """``body.query: Field required; body.k: Input should be greater than or equal to 1``."""
     parts = []
@@ -438,7 +454,7 @@ def create_app(
     async def _bad_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's default echoes the rejected input back; a clear line per problem is
         # enough, and never repeats what the caller sent.
-        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
+        errors = [{"loc": list(e.get("loc", ())), "msg": _reason(e)} for e in exc.errors()]
         message = redact(_validation_message(errors))
         return JSONResponse(status_code=422, content={"detail": message, "errors": errors})
 
@@ -527,7 +543,10 @@ def create_app(
         return await calls.run(ask_here, request)
 
     def ask_here(request: AskRequest) -> dict[str, Any]:
-        index = index_for(request.index) if request.method != "vanilla-llm" else request.index
+        # vanilla-llm reads no index, but one named is still checked (an index outside the
+        # allow-list is 403 for every method); without one it runs without any.
+        vanilla = request.method == "vanilla-llm" and request.index is None
+        index = None if vanilla else index_for(request.index)
         try:
             result = cluster.get().ask(
                 request.question,

@@ -101,6 +101,38 @@ def test_a_body_over_the_limit_is_413_before_it_is_read(
     assert reach.calls == 0
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("/search", b'{"query": "x", "index": "a\\ud800"}', "body.index"),
+        ("/ask", b'{"question": "x", "index": "a\\ud800"}', "body.index"),
+        ("/search", b'{"query": "x\\udfff"}', "body.query"),
+        ("/search", b'{"query": "x", "expansions": ["ok", "b\\ud800"]}', "body.expansions.1"),
+        ("/ask", b'{"question": "\\ud800?"}', "body.question"),
+    ],
+)
+def test_a_lone_surrogate_is_422_naming_its_field(
+    client: TestClient, reach: ClusterReachDouble, route: str, body: bytes, field: str
+) -> None:
+    headers = {**AUTH, "content-type": "application/json"}
+    res = client.post(route, content=body, headers=headers)
+    assert res.status_code == 422, res.text
+    assert (
+        res.json()["detail"]
+        == f"{field}: not valid Unicode text (a lone surrogate such as \\ud800)"
+    )
+    assert reach.calls == 0
+
+
+def test_vanilla_llm_checks_the_allow_list_too(
+    client: TestClient, reach: ClusterReachDouble
+) -> None:
+    body = {"question": "x", "method": "vanilla-llm", "index": "other"}
+    res = client.post("/ask", json=body, headers=AUTH)
+    assert res.status_code == 403 and "does not serve 'other'" in res.json()["detail"]
+    assert reach.calls == 0
+
+
 def test_a_foreign_host_header_is_refused(client: TestClient) -> None:
     res = client.get("/openapi.json", headers={"host": "rebound.attacker.example"})
     assert res.status_code == 400
