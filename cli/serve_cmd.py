@@ -22,6 +22,7 @@ from sira_seek.service.settings import (
     ServeSettings,
     ServiceConfig,
 )
+from sira_seek.service.threads import DEFAULT_QUEUED, DEFAULT_THREADS
 from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput, validation_message
 
@@ -57,6 +58,22 @@ own domain name, which is refused)."""
     default=DEFAULT_MAX_BODY_BYTES,
     show_default=True,
     help="Larger request bodies get 413.",
+)
+@click.option(
+    "--max-running",
+    type=click.IntRange(min=1),
+    default=DEFAULT_THREADS,
+    show_default=True,
+    help="/search and /ask calls run at once per worker (threads waiting on the cluster or "
+    "the LLM).",
+)
+@click.option(
+    "--max-queued",
+    type=click.IntRange(min=0),
+    default=DEFAULT_QUEUED,
+    show_default=True,
+    help="/search and /ask calls that may wait for a free thread, per worker; more get 429 "
+    "with Retry-After. A queued call whose client disconnects is never started.",
 )
 @click.option(
     "--allowed-host",
@@ -127,6 +144,8 @@ def serve(
     api_keys_file: Path | None,
     run_open: bool,
     max_body_bytes: int,
+    max_running: int,
+    max_queued: int,
     allowed_hosts: tuple[str, ...],
     profile_max_age: float,
     llm_spec: str | None,
@@ -153,6 +172,8 @@ def serve(
         indexes=_checked_indexes(indexes),
         api_keys=server_keys(api_keys_file, host, run_open),
         max_body_bytes=max_body_bytes,
+        max_running=max_running,
+        max_queued=max_queued,
         allowed_hosts=allowed_hosts or _default_hosts(host),
         profile_max_age=profile_max_age,
     )

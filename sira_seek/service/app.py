@@ -13,11 +13,12 @@ response (``Redactor``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import orjson
 from fastapi import FastAPI, Request
@@ -58,7 +59,7 @@ from .logs import RequestIdMiddleware
 from .metrics import MetricsMiddleware, ServiceMetrics
 from .redaction import Redactor
 from .settings import ServiceConfig
-from .threads import BlockingCalls
+from .threads import BlockingCalls, ClientGone, QueueFull
 
 if TYPE_CHECKING:
     from sira_seek.client import SiraSeek
@@ -79,6 +80,22 @@ UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
 LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
 """LLM failures that mean the LLM is not there (``503``). Other failed calls (a malformed or
 too long answer) degrade to BM25 with a note, exactly as ``sira-seek search`` does."""
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+CLIENT_CLOSED_REQUEST = 499
+"""The status recorded (metrics, logs) for a request whose client went away: nginx's code,
+never sent (nobody is there to read it)."""
+
+
+async def _client_left(request: Request) -> None:
+    """Returns once the client of ``request`` disconnected. Called after the body was read,
+    so the server's next message is ``http.disconnect`` (or none, until the answer is sent
+    and this watch cancelled)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def _json_integer(value: object) -> object:
@@ -123,8 +140,23 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorBody, "description": "The index is not one this service serves."},
     404: {"model": ErrorBody, "description": "The index does not exist."},
     409: {"model": ErrorBody, "description": "The index lacks what the job needs."},
-    413: {"model": ErrorBody, "description": "The request body is too large."},
+    413: {
+        "model": ErrorBody,
+        "description": "The request body is larger than the server's limit (counted while "
+        "it streams when it has no Content-Length).",
+    },
     422: {"model": ErrorBody, "description": "The request is invalid; `errors` says where."},
+    429: {
+        "model": ErrorBody,
+        "description": "The service is busy: every worker thread is taken and the queue is "
+        "full. Retry after the `Retry-After` seconds.",
+        "headers": {
+            "Retry-After": {
+                "description": "Seconds to wait before retrying.",
+                "schema": {"type": "integer", "minimum": 1},
+            }
+        },
+    },
     503: {"model": ErrorBody, "description": "The cluster or the LLM is unavailable."},
 }
 
@@ -234,10 +266,11 @@ class AskRequest(BaseModel):
 class ServiceError(Exception):
     """A failure with its HTTP status and a message for the caller (already redacted)."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.headers = headers
 
 
 class LazyCluster:
@@ -383,7 +416,8 @@ def create_app(
     expander = SharedExpander(config.llm) if config.llm else None
     reranker = SharedReranker(config.llm) if config.llm else None
     profiles = ProfileCache(config.profile_max_age)
-    calls = BlockingCalls()
+    metrics = ServiceMetrics()
+    calls = BlockingCalls(config.max_running, config.max_queued, on_change=metrics.work)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -420,7 +454,6 @@ def create_app(
         app.add_middleware(ApiKeys, keys=config.api_keys)
     if config.allowed_hosts != ("*",):
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(config.allowed_hosts))
-    metrics = ServiceMetrics()
     routes = frozenset({"/search", "/ask", "/health", "/metrics"})
     app.add_middleware(MetricsMiddleware, metrics=metrics, routes=routes)
     app.add_middleware(RequestIdMiddleware)  # outermost: every answer has its id
@@ -448,7 +481,11 @@ def create_app(
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(status_code=exc.status, content={"detail": exc.detail, "errors": []})
+        return JSONResponse(
+            status_code=exc.status,
+            content={"detail": exc.detail, "errors": []},
+            headers=exc.headers,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _bad_body(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -512,8 +549,23 @@ def create_app(
         responses=ERROR_RESPONSES,
         response_model=dict[str, Any],
     )
-    async def search(request: SearchRequest) -> Response:
-        return await calls.run(search_here, request)
+    async def search(request: SearchRequest, http: Request) -> Response:
+        return await offload("/search", http, search_here, request)
+
+    async def offload(route: str, http: Request, fn: Callable[[T], R], body: T) -> R | Response:
+        """``fn(body)`` behind the bounded queue: 429 with ``Retry-After`` when it is full;
+        nothing (499, never delivered) for a client that went away meanwhile."""
+        try:
+            return await calls.run(fn, body, gone=functools.partial(_client_left, http))
+        except QueueFull as exc:
+            metrics.rejected.labels(route).inc()
+            raise ServiceError(
+                429, str(exc), headers={"Retry-After": str(exc.retry_after)}
+            ) from None
+        except ClientGone as exc:
+            metrics.cancelled.labels(route, exc.stage).inc()
+            logger.info("%s: %s", route, exc)
+            return Response(status_code=CLIENT_CLOSED_REQUEST)
 
     def search_here(request: SearchRequest) -> Response:
         index = index_for(request.index)
@@ -538,9 +590,10 @@ def create_app(
         summary="Answer a question with SEEK: the completed sketch, sub-queries, answer",
         response_description="The `SeekResult`, as `sira-seek ask --json` without `explain`.",
         responses=ERROR_RESPONSES,
+        response_model=dict[str, Any],
     )
-    async def ask(request: AskRequest) -> dict[str, Any]:
-        return await calls.run(ask_here, request)
+    async def ask(request: AskRequest, http: Request) -> Any:
+        return await offload("/ask", http, ask_here, request)
 
     def ask_here(request: AskRequest) -> dict[str, Any]:
         # vanilla-llm reads no index, but one named is still checked (an index outside the

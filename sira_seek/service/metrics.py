@@ -21,6 +21,7 @@ from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
 )
@@ -64,6 +65,39 @@ class ServiceMetrics:
             buckets=_SECONDS,
             registry=self.registry,
         )
+
+        # The bounded work of /search and /ask (``threads.BlockingCalls``); summed over the
+        # living workers in multiprocess mode.
+        self.running = Gauge(
+            "sira_seek_http_work_running",
+            "/search and /ask calls running in a thread now.",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.queued = Gauge(
+            "sira_seek_http_work_queued",
+            "/search and /ask calls waiting for a free thread now (the queue depth).",
+            registry=self.registry,
+            multiprocess_mode="livesum",
+        )
+        self.rejected = Counter(
+            "sira_seek_http_rejected",
+            "Requests refused with 429 because every thread was busy and the queue full.",
+            ["route"],
+            registry=self.registry,
+        )
+        self.cancelled = Counter(
+            "sira_seek_http_cancelled",
+            "Requests whose client went away: dropped while queued (never started), or "
+            "abandoned while running (the call ran on, its answer discarded).",
+            ["route", "stage"],
+            registry=self.registry,
+        )
+
+    def work(self, running: int, queued: int) -> None:
+        """The queue's state, as ``BlockingCalls`` reports each change."""
+        self.running.set(running)
+        self.queued.set(queued)
 
     def exposition(self) -> tuple[bytes, str]:
         """The text format Prometheus scrapes, and its content type: this process's

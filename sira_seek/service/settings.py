@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .guards import DEFAULT_MAX_BODY_BYTES
 from .logs import LogFormat, LogLevel
 from .redaction import Redactor
+from .threads import DEFAULT_QUEUED, DEFAULT_THREADS
 
 SETTINGS_ENV = "SIRA_SEEK_SERVE_WORKER_SETTINGS"
 """The settings file of a ``serve --workers N`` run, set by the parent for its workers."""
@@ -67,6 +68,19 @@ class ServiceConfig(BaseModel):
         allow_inf_nan=False,
         description="Seconds an index's profile (its fields, whether it is enriched) is reused "
         "between searches; 0: read on every search.",
+    )
+
+    max_running: int = Field(
+        default=DEFAULT_THREADS,
+        ge=1,
+        description="/search and /ask calls that run at once (threads waiting on the cluster "
+        "or the LLM).",
+    )
+    max_queued: int = Field(
+        default=DEFAULT_QUEUED,
+        ge=0,
+        description="/search and /ask calls that may wait for a free thread; beyond that, 429 "
+        "with Retry-After.",
     )
 
     @property
