@@ -5,14 +5,23 @@ paying twice. A key is the sha256 of everything that determines an answer (backe
 prompt or messages, schema, sampling settings); the value is one JSON file. Files are written
 to a temporary name and renamed into place, so concurrent writers (threads or processes) never
 leave a torn file: the last complete write wins and readers see either nothing or a whole file.
+
+The cache is capped in bytes (``SIRA_SEEK_LLM_CACHE_MAX_BYTES``): when a write takes it past
+the cap, the least recently used entries (a hit touches its file's time) are removed until it
+is back under 90% of the cap, so a long-lived server or a large evaluation cannot fill the
+disk. Each process keeps a running total from one scan and rescans when it evicts, so other
+processes' writes are counted by the next eviction.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,8 +29,14 @@ from pathlib import Path
 from sira_seek.llm.client import LLMClient, generate_many_bounded
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
+from sira_seek.llm.settings import DEFAULT_CACHE_MAX_BYTES
+
+logger = logging.getLogger(__name__)
 
 CACHE_FORMAT_VERSION = 1
+
+EVICT_TO = 0.9
+"""An eviction goes down to this share of the cap, so it does not rerun on every write."""
 
 
 def cache_key(*, backend: str, model: str, request: LLMRequest) -> str:
@@ -37,36 +52,98 @@ def cache_key(*, backend: str, model: str, request: LLMRequest) -> str:
 
 
 class ResponseCache:
-    """A directory of ``<key[:2]>/<key>.json`` files, one per cached response."""
+    """A directory of ``<key[:2]>/<key>.json`` files, one per cached response, at most
+    ``max_bytes`` in all (``None``: no cap); least recently used first out."""
 
-    def __init__(self, directory: Path | str) -> None:
+    def __init__(
+        self, directory: Path | str, max_bytes: int | None = DEFAULT_CACHE_MAX_BYTES
+    ) -> None:
         self.directory = Path(directory)
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._total: int | None = None  # bytes on disk, scanned on the first write
 
     def path_for(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> LLMResponse | None:
+        path = self.path_for(key)
         try:
-            text = self.path_for(key).read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return None
         try:
-            return LLMResponse.model_validate_json(text)
+            response = LLMResponse.model_validate_json(text)
         except ValueError:
             return None  # an unreadable entry is a miss; the next put replaces it
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: the last to be evicted
+        return response
 
     def put(self, key: str, response: LLMResponse) -> None:
         target = self.path_for(key)
         target.parent.mkdir(parents=True, exist_ok=True)
         stored = response.model_copy(update={"cache_hit": False})
+        data = stored.model_dump_json().encode("utf-8")
         fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(stored.model_dump_json())
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
             os.replace(tmp_name, target)
         except BaseException:
             Path(tmp_name).unlink(missing_ok=True)
             raise
+        self._added(len(data))
+
+    def _added(self, size: int) -> None:
+        """Count a write; past the cap, evict."""
+        if self.max_bytes is None:
+            return
+        with self._lock:
+            if self._total is None:
+                self._total = sum(size for _path, _used, size in self._entries())
+            else:
+                self._total += size
+            if self._total > self.max_bytes:
+                self._total = self._evict(int(self.max_bytes * EVICT_TO))
+
+    def _entries(self) -> list[tuple[Path, float, int]]:
+        """Every entry: its path, when it was last used (written or read), its size."""
+        found = []
+        for path in self.directory.glob("??/*.json"):
+            try:
+                info = path.stat()
+            except FileNotFoundError:
+                continue  # removed meanwhile (another process evicting)
+            found.append((path, info.st_mtime, info.st_size))
+        return found
+
+    def _evict(self, target: int) -> int:
+        """Remove the least recently used entries until at most ``target`` bytes remain;
+        the bytes left."""
+        entries = sorted(self._entries(), key=lambda entry: entry[1])
+        total = sum(size for _path, _used, size in entries)
+        removed = 0
+        for path, _used, size in entries:
+            if total <= target:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            total -= size
+            removed += 1
+        logger.info(
+            "LLM response cache %s: removed %d least recently used answers to stay under "
+            "%d bytes (%d left)",
+            self.directory,
+            removed,
+            self.max_bytes,
+            total,
+        )
+        return total
+
+    def size_bytes(self) -> int:
+        """Bytes the entries take on disk now."""
+        return sum(size for _path, _used, size in self._entries())
 
     def __len__(self) -> int:
         return sum(1 for _ in self.directory.glob("??/*.json")) if self.directory.exists() else 0

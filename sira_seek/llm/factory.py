@@ -75,7 +75,8 @@ def create_llm_client(
     client: LLMClient = create_backend(parsed, settings)
     cache_on = settings.cache if use_cache is None else use_cache
     if cache_on and not isinstance(parsed, JsonlBackendSpec):
-        client = CachingLLMClient(client, ResponseCache(settings.cache_dir))
+        cap = settings.cache_max_bytes or None  # 0: no cap
+        client = CachingLLMClient(client, ResponseCache(settings.cache_dir, cap))
     if ledger is not None:
         client = MeteredLLMClient(client, ledger)
     return client

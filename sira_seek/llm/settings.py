@@ -11,6 +11,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sira_seek.config import default_home
 from sira_seek.llm.structured import StructuredOutputDialect
 
+DEFAULT_CACHE_MAX_BYTES = 1024**3
+"""1 GiB: a few hundred thousand answers (one is a few KB), far below a full disk."""
+
 
 class LLMSettings(BaseSettings):
     """Which LLM to use and how to talk to it."""
@@ -24,6 +27,12 @@ class LLMSettings(BaseSettings):
     )
     cache: bool = Field(default=True, description="Use the on-disk response cache")
     cache_dir: Path = Field(default_factory=lambda: default_home() / "llm-cache")
+    cache_max_bytes: int = Field(
+        default=DEFAULT_CACHE_MAX_BYTES,
+        ge=0,
+        description="Size cap of the response cache in bytes: past it, the least recently "
+        "used answers are removed (down to 90%); 0: no cap",
+    )
     model_dir: Path = Field(
         default_factory=lambda: default_home() / "models",
         description="Where packaged models (Gemma 3 270M) are assembled on first use",

@@ -1,9 +1,11 @@
 import asyncio
 import json
 import multiprocessing
+import os
 import threading
 from pathlib import Path
 
+import pytest
 from scripted_llm import ScriptedLLMDouble
 
 from sira_seek.llm.cache import CachingLLMClient, ResponseCache, cache_key
@@ -158,3 +160,53 @@ def test_cached_answers_need_no_server(tmp_path: Path) -> None:
     # The server is gone (a re-run on a laptop): the answer still comes, from the cache.
     replay = asyncio.run(ask(f"http://127.0.0.1:{free_local_port()}/v1"))
     assert replay.cache_hit and replay.text == "from the server"
+
+
+def _aged(cache: ResponseCache, key: str, when: float) -> None:
+    """The entry last used at ``when`` (seconds since the epoch)."""
+    os.utime(cache.path_for(key), (when, when))
+
+
+def test_past_its_cap_the_cache_evicts_the_least_recently_used_first(tmp_path: Path) -> None:
+    keys = [f"{i:02d}" * 32 for i in range(5)]
+    size = len(_response("x" * 100).model_dump_json().encode())
+    cache = ResponseCache(tmp_path, max_bytes=4 * size)  # room for four
+    for i, key in enumerate(keys[:4]):
+        cache.put(key, _response("x" * 100))
+        _aged(cache, key, 1_000_000 + i)  # written in order 0, 1, 2, 3
+    assert cache.get(keys[0]) is not None  # 0 used again: now the most recent
+    cache.put(keys[4], _response("x" * 100))  # a fifth: over the cap, down to 90% (3 entries)
+    kept = [key for key in keys if cache.path_for(key).exists()]
+    assert kept == [keys[0], keys[3], keys[4]]  # 1 and 2, least recently used, are gone
+    assert cache.size_bytes() <= 4 * size * 0.9
+
+
+def test_the_cap_counts_what_was_on_disk_before_and_none_means_no_cap(tmp_path: Path) -> None:
+    size = len(_response("y" * 100).model_dump_json().encode())
+    first = ResponseCache(tmp_path, max_bytes=None)
+    for i in range(6):
+        first.put(f"{i:02d}" * 32, _response("y" * 100))
+        _aged(first, f"{i:02d}" * 32, 1_000_000 + i)
+    assert len(first) == 6  # no cap: everything stays
+    later = ResponseCache(tmp_path, max_bytes=5 * size)  # a new process, a smaller cap
+    later.put("aa" * 32, _response("y" * 100))
+    # Seven entries against a cap of five: down to 90% (four), the oldest three gone.
+    assert len(later) == 4 and later.size_bytes() <= 5 * size * 0.9
+    kept = [i for i in range(6) if later.path_for(f"{i:02d}" * 32).exists()]
+    assert kept == [3, 4, 5] and later.path_for("aa" * 32).exists()
+
+
+def test_the_cap_is_a_setting_the_factory_passes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sira_seek.llm.factory import create_llm_client
+    from sira_seek.llm.settings import DEFAULT_CACHE_MAX_BYTES, LLMSettings
+
+    assert LLMSettings().cache_max_bytes == DEFAULT_CACHE_MAX_BYTES
+    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_MAX_BYTES", "123456")
+    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_DIR", str(tmp_path))
+    client = create_llm_client("openai:http://127.0.0.1:9/v1#m")
+    assert isinstance(client, CachingLLMClient) and client.cache.max_bytes == 123456
+    monkeypatch.setenv("SIRA_SEEK_LLM_CACHE_MAX_BYTES", "0")
+    client = create_llm_client("openai:http://127.0.0.1:9/v1#m")
+    assert isinstance(client, CachingLLMClient) and client.cache.max_bytes is None
