@@ -15,6 +15,7 @@ from .access import api_keys_option, server_keys
 from .options import (
     backend_from_options,
     cluster_options,
+    command_redactor,
     friendly_errors,
     json_option,
     require_extra,
@@ -65,6 +66,7 @@ def mcp(
     from sira_seek.agent.mcp_server import HTTP_PATH, TOOL_NAMES, run_server
     from sira_seek.agent.tools import AgentTools
 
+    redact = command_redactor(kw)  # before the cluster options are taken from kw
     client = SiraSeek(backend_from_options(kw))
     try:
         tools = AgentTools(client, index, tau=tau, weight=weight)
@@ -80,6 +82,7 @@ def mcp(
             host=host,
             port=port,
             api_keys=keys,
+            redact=redact,
         )
     finally:
         client.close()

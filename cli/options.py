@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 from pydantic import ValidationError
@@ -21,6 +21,7 @@ from sira_seek.esplugin.engines.registry import connect
 from sira_seek.ingest import IngestTargetError
 from sira_seek.llm.batch_rounds import WaitingForBatch
 from sira_seek.llm.errors import LLMCallError
+from sira_seek.redaction import Redactor, redacted_output
 from sira_seek.sira.index_profile import SiraIndexError
 from sira_seek.sira.term_vectors import TermStatisticsError
 from sira_seek.sync.mapping import MappingConflictError
@@ -209,16 +210,33 @@ def as_click_error(exc: BaseException, given: Sequence[Path] = ()) -> click.Clic
     return EngineFailure(str(exc))
 
 
+def command_redactor(params: dict[str, Any]) -> Redactor:
+    """The secrets of one command: its cluster and LLM options (given as flags or read from
+    their variables) and every other ``SIRA_SEEK_*`` variable that holds one."""
+    text = {k: v for k, v in params.items() if isinstance(v, str)}
+    return Redactor.configured(
+        url=text.get("url"),
+        password=text.get("password"),
+        api_key=text.get("api_key"),
+        cloud_id=text.get("cloud_id"),
+        llm=text.get("llm"),
+    )
+
+
 def friendly_errors(func: F) -> F:
     """Known failures print one clear message and exit with their code from `exit_codes`,
     never a stack trace; an unknown one (a bug) is raised as it is, with its traceback.
+
+    Everything the command writes (stdout, stderr, log lines, the error message) passes
+    through the command's ``Redactor`` (``command_redactor``): no password, key or
+    credential-carrying URL leaves in its output.
 
     Under ``--debug`` (or ``SIRA_SEEK_DEBUG=1``) known failures are re-raised as they are
     too, so the traceback shows where they came from.
     """
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def mapped(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except click.ClickException:
@@ -230,6 +248,18 @@ def friendly_errors(func: F) -> F:
             if exit_code_for(exc, given) is None or debug_requested():
                 raise
             raise as_click_error(exc, given) from None
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        redact = command_redactor(kwargs)
+        try:
+            with redacted_output(redact):
+                return mapped(*args, **kwargs)
+        except click.ClickException as exc:
+            # click prints the message once the command returned, past the masked streams.
+            # (``message`` is typed final; the exception keeps its class, code and context.)
+            cast(Any, exc).message = redact(exc.message)
+            raise
 
     return wrapper  # type: ignore[return-value]
 

@@ -6,23 +6,33 @@ streamable HTTP are the SDK's own transports. The server holds no search logic: 
 ``AgentTools`` call, whose result goes back as structured content (and as its JSON text for
 clients that read only text).
 
-Failures the agent can act on (a bad ``k``, an unknown id, a missing index) come back as tool
-errors carrying the reason; anything else is a crash the SDK reports without details, so no
-cluster address or credential can leak into a model's context.
+Failures the agent can act on (a bad ``k``, an unknown id, a missing index, the cluster down)
+come back as tool errors carrying the reason, masked by the server's ``Redactor`` (no password,
+key or credential-carrying URL reaches a model's context or transcript); anything else is a
+crash the SDK reports without details. Arguments are bounded as the HTTP API's are (a document
+id at most 512 bytes, a category name or phrase at most 512 characters), refused before any
+engine call. A request naming a tool or prompt the server does not have is the protocol's
+"invalid params" (-32602), answered without a traceback in the log.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Literal, TypeVar
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any, Literal, TypeVar
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ToolAnnotations
 from pydantic import Field, StrictInt
 
+from sira_seek import __version__
+from sira_seek.redaction import Redactor, redact_log_handlers
 from sira_seek.workflows.errors import NotFound, classify
+from sira_seek.workflows.validation import MAX_DOC_ID_BYTES, MAX_PHRASE_CHARS
 
 from .tools import (
     MAX_K,
@@ -60,26 +70,74 @@ class CategoryToolResult(CategoryLookup):
     documents: list[DocumentRef] = Field(default_factory=list)
 
 
-def _anticipated(call: Callable[[], T]) -> T:
+LOGGED_NAME_CHARS = 100
+"""How much of a caller's tool or prompt name an error (and so a log line) repeats."""
+
+
+def package_version() -> str:
+    """The installed sira-seek's version (``serverInfo.version``)."""
+    try:
+        return version("sira-seek")
+    except PackageNotFoundError:
+        return __version__
+
+
+class UnknownNames:
+    """Middleware answering a call of a tool or prompt the server does not have with the
+    protocol's invalid-params error (-32602), as the spec asks, instead of the SDK's generic
+    error (code 0, its traceback logged at ERROR)."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self._server = server
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        wanted = (ctx.params or {}).get("name")
+        if ctx.method in ("tools/call", "prompts/get") and isinstance(wanted, str):
+            kind = "tool" if ctx.method == "tools/call" else "prompt"
+            known = [t.name for t in await self._server.list_tools()]
+            if kind == "prompt":
+                known = [p.name for p in await self._server.list_prompts()]
+            if wanted not in known:
+                shown = wanted[:LOGGED_NAME_CHARS] + (
+                    "..." if len(wanted) > LOGGED_NAME_CHARS else ""
+                )
+                offered = ", ".join(known) or "none"
+                raise MCPError(
+                    INVALID_PARAMS, f"unknown {kind} {shown!r}; this server has: {offered}"
+                )
+        return await call_next(ctx)
+
+
+def _anticipated(call: Callable[[], T], redact: Redactor) -> T:
     """Run one tool call; every failure the workflows classify (bad input, a missing index,
-    the cluster or the LLM down) becomes a ``ToolError`` whose text says which and why."""
+    the cluster or the LLM down) becomes a ``ToolError`` whose text says which and why,
+    masked by ``redact``."""
     try:
         return call()
     except Exception as exc:
         known = classify(exc)
         if known is None:
             raise
-        raise ToolError(f"{known.kind}: {known}") from exc
+        raise ToolError(redact(f"{known.kind}: {known}")) from exc
 
 
-def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
-    """An ``MCPServer`` with the search, category and fetch tools over ``tools``' index."""
+def build_server(
+    tools: AgentTools, *, name: str = "sira-seek", redact: Redactor | None = None
+) -> MCPServer:
+    """An ``MCPServer`` with the search, category and fetch tools over ``tools``' index;
+    ``redact`` masks every tool error (default: secrets by their shape, and those of the
+    ``SIRA_SEEK_*`` variables)."""
+    redact = redact or Redactor.configured()
     server = MCPServer(
         name,
+        version=package_version(),
         instructions=INSTRUCTIONS,
         description=f"SIRA search over the index {tools.index!r}",
         log_level="WARNING",
     )
+    server.middleware.append(UnknownNames(server))
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
     def search(
@@ -95,10 +153,16 @@ def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
     ) -> SearchToolResult:
         """Search the index: titled passages with ids, and the grounding decision of every
         expansion (kept, or dropped as absent / too common, with its document frequency)."""
-        return _anticipated(lambda: tools.search(query, expansions, k))
+        return _anticipated(lambda: tools.search(query, expansions, k), redact)
 
     def categories(
-        name: Annotated[str, Field(description="A category name, e.g. 'Defunct magazines'.")],
+        name: Annotated[
+            str,
+            Field(
+                max_length=MAX_PHRASE_CHARS,
+                description="A category name, e.g. 'Defunct magazines'.",
+            ),
+        ],
         k: Annotated[
             StrictInt,
             Field(ge=1, le=MAX_K, description="How many nearest categories and documents."),
@@ -112,15 +176,22 @@ def build_server(tools: AgentTools, *, name: str = "sira-seek") -> MCPServer:
             docs = tools.documents(found.name, k).documents if found.exists else []
             return CategoryToolResult(**found.model_dump(), documents=docs)
 
-        return _anticipated(look_up)
+        return _anticipated(look_up, redact)
 
     def fetch_document(
-        doc_id: Annotated[str, Field(description="A passage id, as `search` returns it.")],
+        doc_id: Annotated[
+            str,
+            Field(
+                max_length=MAX_DOC_ID_BYTES,
+                description=f"A passage id, as `search` returns it (at most {MAX_DOC_ID_BYTES} "
+                "bytes).",
+            ),
+        ],
     ) -> FetchedDocument:
         """The whole passage: title, text, and its categories and keywords when enriched."""
-        found = _anticipated(lambda: tools.fetch(doc_id))
+        found = _anticipated(lambda: tools.fetch(doc_id), redact)
         if found is None:
-            if not _anticipated(lambda: tools.backend.index_exists(tools.index)):
+            if not _anticipated(lambda: tools.backend.index_exists(tools.index), redact):
                 missing = NotFound(f"index {tools.index!r} does not exist", field="index")
                 raise ToolError(f"{missing.kind}: {missing}")
             raise ToolError(f"not_found: no document with id {doc_id!r} in index {tools.index!r}")
@@ -139,11 +210,15 @@ def run_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     api_keys: tuple[str, ...] = (),
+    redact: Redactor | None = None,
 ) -> None:
     """Serve until stopped: over stdin/stdout (a client launches this process) or over
     streamable HTTP at ``http://HOST:PORT/mcp``, where ``api_keys`` (when given) are required
-    as ``Authorization: Bearer KEY``, as by ``sira-seek serve``. Blocking."""
-    server = build_server(tools)
+    as ``Authorization: Bearer KEY``, as by ``sira-seek serve``. Blocking. ``redact`` masks
+    the tool errors and every log handler of the process (the API keys always added)."""
+    redact = (redact or Redactor.configured()).merged(Redactor(api_keys))
+    server = build_server(tools, redact=redact)
+    redact_log_handlers(redact)
     if transport == "stdio":
         server.run("stdio")
         return

@@ -163,8 +163,8 @@ class AgentTools:
         """
         query = validation.query_text(query)
         settings = sira_settings(tau=self._tau, weight=self._weight, size=_check_k(k))
-        phrases = _clean(expansions)
-        cats = _clean(categories)
+        phrases = _clean(validation.phrases(expansions))
+        cats = _clean(validation.phrases(categories, field="categories"))
         retriever = SiraRetriever(
             self.backend, self.index, settings=settings, profile=self.profile, source=[TITLE]
         )
@@ -225,10 +225,13 @@ class AgentTools:
         words subfield: the same neighbours SIRA's category grounding reports.
         """
         _check_k(k)
-        name = name.strip()
-        if not name:
-            raise InvalidInput("the category name is empty")
+        name = validation.category_name(name)
         field = self.profile.category_field
+        if field is None:
+            # Read again: the index may have been enriched since, and an unreachable cluster
+            # or a deleted index must be an error, not "no categories".
+            self.profile = read_index_profile(self.backend, self.index)
+            field = self.profile.category_field
         if field is None:
             return CategoryLookup(name=name, available=False)
         exact, near = self.backend.msearch(
@@ -280,8 +283,7 @@ class AgentTools:
     # -- fetch -----------------------------------------------------------------------------
     def fetch(self, doc_id: str) -> FetchedDocument | None:
         """The whole stored document, or None when the index has no such id."""
-        if not doc_id.strip():
-            raise InvalidInput("the document id is empty")
+        doc_id = validation.doc_id(doc_id)
         hit = self.backend.get(self.index, doc_id)
         if hit is None:
             return None

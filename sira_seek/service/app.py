@@ -32,6 +32,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from sira_seek import __version__
 from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.llm.errors import LLMCallError
+from sira_seek.redaction import Redactor
 from sira_seek.seek.settings import SeekMethod
 from sira_seek.sira.index_profile import ProfileCache
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT
@@ -57,7 +58,6 @@ from sira_seek.workflows.validation import (
 from .guards import ApiKeys, BodyLimit
 from .logs import RequestIdMiddleware
 from .metrics import MetricsMiddleware, ServiceMetrics
-from .redaction import Redactor
 from .settings import ServiceConfig
 from .threads import BlockingCalls, ClientGone, QueueFull
 
@@ -372,7 +372,7 @@ def _http_error(exc: BaseException, redact: Redactor) -> ServiceError:
     request, 403 for what this service does not serve, 404 for a missing index, 503 for the
     cluster or LLM. Unknown failures are not mapped (500, logged)."""
     if isinstance(exc, ServiceError):
-        return exc
+        return ServiceError(exc.status, redact(exc.detail))  # made deeper, maybe unmasked
     known = classify(exc)
     if known is None:
         raise exc
@@ -411,7 +411,9 @@ def create_app(
     process settles its heap there: ``sira_seek.gc_settings``).
     """
     config = config or ServiceConfig()
-    redact = redact or Redactor()
+    # Without one given (a library caller), the secrets of the config it has: the LLM spec's,
+    # the API keys, the SIRA_SEEK_* variables'.
+    redact = redact or Redactor.configured(llm=config.llm, keys=config.api_keys)
     cluster = LazyCluster(connect)
     expander = SharedExpander(config.llm) if config.llm else None
     reranker = SharedReranker(config.llm) if config.llm else None
@@ -473,7 +475,7 @@ def create_app(
         # FastAPI answers a body it cannot decode (not UTF-8, not JSON) with a bare 400; it
         # is a body that fails validation like any other: 422, in the one error shape.
         status = 422 if exc.status_code == 400 else exc.status_code
-        detail = "body: not valid JSON" if exc.status_code == 400 else str(exc.detail)
+        detail = "body: not valid JSON" if exc.status_code == 400 else redact(str(exc.detail))
         headers = getattr(exc, "headers", None)
         return JSONResponse(
             status_code=status, content={"detail": detail, "errors": []}, headers=headers
@@ -532,7 +534,7 @@ def create_app(
             "engine": info.engine,
             "version": info.version,
             "cluster_name": info.cluster_name,
-            "llm": config.llm,
+            "llm": redact(config.llm) if config.llm else None,
             "index": config.index,
             "indexes": list(config.indexes),
             "sira_seek": __version__,

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .guards import ASGIApp, Message, Receive, Scope, Send
-from .redaction import RedactingFilter, Redactor
 
 LogFormat = Literal["text", "json"]
 
@@ -146,14 +145,3 @@ def log_config(fmt: LogFormat, level: LogLevel = "warning") -> dict[str, Any]:
         "loggers": loggers,
         "root": {"handlers": ["default"], "level": "WARNING"},
     }
-
-
-def redact_log_handlers(redact: Redactor) -> None:
-    """Every handler in the process masks the secrets, whatever logger a record comes from:
-    called in each process once uvicorn configured its logging (``log_config``), before the
-    app logs anything."""
-    secret_filter = RedactingFilter(redact)
-    known = logging.Logger.manager.loggerDict.values()
-    loggers = [logging.getLogger(), *(x for x in known if isinstance(x, logging.Logger))]
-    for handler in {h for logger in loggers for h in logger.handlers}:
-        handler.addFilter(secret_filter)

@@ -28,7 +28,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from .logs import log_config, redact_log_handlers
+from sira_seek.redaction import redact_log_handlers
+
+from .logs import log_config
 from .settings import SETTINGS_ENV, ServeSettings, write_settings
 
 if TYPE_CHECKING:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sira_seek.redaction import Redactor
+
 from .guards import DEFAULT_MAX_BODY_BYTES
 from .logs import LogFormat, LogLevel
-from .redaction import Redactor
 from .threads import DEFAULT_QUEUED, DEFAULT_THREADS
 
 SETTINGS_ENV = "SIRA_SEEK_SERVE_WORKER_SETTINGS"
@@ -117,12 +118,18 @@ class ServeSettings(BaseModel):
     service: ServiceConfig = Field(default_factory=ServiceConfig)
 
     def redactor(self) -> Redactor:
-        """Masks the cluster's secrets (also inside its URL) and the service's API keys."""
+        """Masks every secret the server was configured with: the cluster's (also inside its
+        URL), the LLM spec's, the service's API keys, and those of the ``SIRA_SEEK_*``
+        variables a worker reads its cluster from."""
         text = {k: v if isinstance(v, str) else None for k, v in self.cluster.items()}
-        cluster = Redactor.for_cluster(
-            url=text.get("url"), password=text.get("password"), api_key=text.get("api_key")
+        return Redactor.configured(
+            url=text.get("url"),
+            password=text.get("password"),
+            api_key=text.get("api_key"),
+            cloud_id=text.get("cloud_id"),
+            llm=self.service.llm,
+            keys=self.service.api_keys,
         )
-        return Redactor([*cluster.secrets, *self.service.api_keys])
 
 
 def dump_settings(settings: ServeSettings) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sira_seek.gc_settings import settle_server_heap
+from sira_seek.redaction import redact_log_handlers
 
 from .app import create_app
-from .logs import redact_log_handlers
 from .settings import SETTINGS_ENV, ServeSettings, read_settings
 
 if TYPE_CHECKING:

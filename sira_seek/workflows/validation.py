@@ -121,3 +121,39 @@ def phrases(values: Sequence[object] | None, *, field: str = "expansions") -> li
             )
         out.append(phrase)
     return out
+
+
+MAX_DOC_ID_BYTES = 512
+"""The engines' own limit on a document ``_id`` (UTF-8 bytes): a longer one can name no
+document, and sent anyway it is refused by the engine after an oversized request line."""
+
+
+def doc_id(value: object, *, field: str = "doc_id") -> str:
+    """A document id that can exist: text, not blank, at most ``MAX_DOC_ID_BYTES`` bytes."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"must be text, not {type(value).__name__}", field=field)
+    if is_blank(value):
+        raise InvalidInput("the document id is empty", field=field)
+    size = len(value.encode("utf-8", errors="replace"))
+    if size > MAX_DOC_ID_BYTES:
+        raise InvalidInput(
+            f"is {size:,} bytes long; a document id has at most {MAX_DOC_ID_BYTES} bytes",
+            field=field,
+        )
+    return value
+
+
+def category_name(value: object, *, field: str = "name") -> str:
+    """A category name without its surrounding blanks: not blank, at most
+    ``MAX_PHRASE_CHARS`` characters (a category is grounded as one phrase)."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"must be text, not {type(value).__name__}", field=field)
+    name = value.strip()
+    if not name:
+        raise InvalidInput("the category name is empty", field=field)
+    if len(name) > MAX_PHRASE_CHARS:
+        raise InvalidInput(
+            f"is {len(name):,} characters long; at most {MAX_PHRASE_CHARS} are accepted",
+            field=field,
+        )
+    return name
