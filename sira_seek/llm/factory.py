@@ -40,6 +40,7 @@ def create_backend(spec: str | BackendSpec, settings: LLMSettings | None = None)
                 malformed_retries=settings.malformed_retries,
                 structured_output=settings.structured_output,
                 api_key=settings.api_key,
+                context_window=settings.context_window,
             ),
         )
     if isinstance(parsed, LlamaCppBackendSpec):

@@ -58,6 +58,11 @@ class LlamaCppClient:
     async def model_name(self) -> str:
         return self.model_path.name
 
+    async def context_window(self) -> int:
+        """``WindowedLLM``: the ``n_ctx`` the model is loaded with (prompt and reply share it;
+        llama.cpp refuses a longer prompt and cuts the reply at the window's end)."""
+        return self.n_ctx
+
     def _model(self) -> Any:
         if self._llama is None:
             try:

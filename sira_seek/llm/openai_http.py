@@ -58,6 +58,12 @@ class HTTPClientSettings(BaseModel):
     structured_output: Literal["auto"] | StructuredOutputDialect = "auto"
     check_model: bool = Field(default=True, description="Fail early if /v1/models lacks it")
     api_key: SecretStr | None = None
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="The model's context window in tokens, for a server whose /models does not "
+        "say it (vLLM lists max_model_len); given, it wins over what the server lists",
+    )
 
 
 @dataclass
@@ -65,6 +71,20 @@ class _ServerInfo:
     model: str
     dialect: StructuredOutputDialect
     template_kwargs: bool = True
+    context_window: int | None = None
+
+
+def listed_context_window(entry: dict[str, Any]) -> int | None:
+    """The context window a ``/models`` entry states: vLLM's ``max_model_len``, or an
+    ``n_ctx`` under ``meta`` (llama.cpp-style servers); ``None`` when it states none."""
+    meta = entry.get("meta")
+    for value in (
+        entry.get("max_model_len"),
+        meta.get("n_ctx") if isinstance(meta, dict) else None,
+    ):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 # OpenAI's own API refuses unknown body fields ("Unrecognized request argument"); it is the
@@ -208,11 +228,25 @@ class OpenAICompatibleClient:
             # llama-cpp-python's server reports owned_by="me" and lacks json_schema formats.
             dialect = "llama-cpp-python" if owners & {"me", "llama-cpp-python"} else "openai"
         owners = {str(m.get("owned_by", "")) for m in listed if str(m["id"]) == model}
+        windows = [listed_context_window(m) for m in listed if str(m["id"]) == model]
         return _ServerInfo(
             model=model,
             dialect=dialect,
             template_kwargs=takes_template_kwargs(self._endpoints[0], owners),
+            context_window=next((w for w in windows if w is not None), None),
         )
+
+    async def context_window(self) -> int | None:
+        """``WindowedLLM``: the configured window, else the one ``/models`` lists (read once,
+        with the model), else ``None``. A server that cannot be asked now is ``None`` too:
+        answers from the response cache need no server, and a call that does need it fails
+        with its own error."""
+        if self._settings.context_window is not None:
+            return self._settings.context_window
+        try:
+            return (await self._server_info()).context_window
+        except LLMCallError:
+            return None
 
     # -- generation -----------------------------------------------------------------------
 

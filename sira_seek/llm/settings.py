@@ -62,6 +62,14 @@ class LLMSettings(BaseSettings):
         "which refuses the field",
     )
     n_ctx: int = Field(default=2048, ge=256, description="Context size for in-process llama.cpp")
+    context_window: int | None = Field(
+        default=None,
+        ge=1,
+        description="The context window (tokens) of an OpenAI-compatible server's model, for "
+        "servers whose /v1/models does not list it (vLLM lists max_model_len): SEEK sizes its "
+        "evidence to it before the first call; unset and unlisted, prompts too long are found "
+        "when the model refuses them",
+    )
     n_threads: int | None = Field(default=None, ge=1)
 
     def in_flight_cap(self, requested: int, *, what: str = "--concurrency") -> str | None:

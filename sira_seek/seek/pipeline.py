@@ -21,12 +21,14 @@ from typing import Literal
 
 from sira_seek.input_errors import InputError
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.context_window import context_window_of
 from sira_seek.llm.errors import ContextTooLongError
 from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
 from .baselines import BASELINE_METHODS, BaselineMethod, make_baseline
+from .context_budget import PromptBudget, fit_budget
 from .context_fit import (
     FIT_ROUNDS,
     PromptOverflow,
@@ -118,9 +120,43 @@ class SeekPipeline:
     async def answer(self, question: QuestionInput | str) -> SeekResult:
         """Run the configured method on one question. LLM failures raise; a search the
         cluster (or an LLM) failed is recorded on its step, which continues without documents
-        (`retrieval.RETRIEVAL_FAILURES`); any other retriever exception is a bug and raises."""
+        (`retrieval.RETRIEVAL_FAILURES`); any other retriever exception is a bug and raises.
+
+        When the model's context window is known, the evidence is first sized to it
+        (`context_budget`); a question that cannot fit raises `PromptBudgetError` before any
+        search or LLM call."""
         if isinstance(question, str):
             question = QuestionInput(id="q0", question=question)
+        if self.refits:
+            window = await context_window_of(self.llm)
+            if window is not None:
+                budget = fit_budget(self.settings, self.style, question.question, window)
+                if budget != (1.0, self.settings.top_k):
+                    return await self._answer_sized(question, budget, window)
+        return await self._answer_fitting(question)
+
+    async def _answer_sized(
+        self, question: QuestionInput, budget: PromptBudget, window: int
+    ) -> SeekResult:
+        """The question run from the start with the evidence `context_budget` sized to the
+        model's window; a refusal still asks again with shorter evidence, from there."""
+        note = budget.note(self.settings, window)
+        logger.warning("question %s: %s", question.id, note)
+        sized = SeekPipeline(
+            self.llm,
+            self.retriever,
+            settings=budget.settings(self.settings),
+            prompt_style=self.style,
+            record_iterations=self.record_iterations,
+        )
+        result = await sized._answer_fitting(question)
+        result.notes.insert(0, note)
+        result.evidence_scale *= budget.scale
+        return result
+
+    async def _answer_fitting(self, question: QuestionInput) -> SeekResult:
+        """The question with this pipeline's settings; a prompt the model refuses as too long
+        asks it again with shorter evidence (`context_fit`)."""
         started = time.perf_counter()
         try:
             return await self._answer_once(question)
