@@ -277,6 +277,30 @@ def test_a_body_that_is_not_json_is_422(server: Server) -> None:
     assert ask.status_code == 422 and "body.question" in ask.json()["detail"]
 
 
+@ONE_ENGINE
+def test_a_chunked_body_over_the_limit_is_413_and_a_lone_surrogate_422(server: Server) -> None:
+    """Under uvicorn: a 5 MB body without Content-Length is cut off at the 4 MiB limit (413),
+    a lone surrogate is 422 naming its field, and vanilla-llm meets the allow-list (403)."""
+
+    def five_mb() -> Iterator[bytes]:
+        yield b'{"query": "'
+        for _ in range(80):
+            yield b"x" * 65536
+        yield b'"}'
+
+    headers = {"content-type": "application/json"}
+    res = server.http.post("/search", content=five_mb(), headers=headers)
+    assert res.status_code == 413, res.text
+    assert "larger than 4,194,304 bytes" in res.json()["detail"]
+    res = server.http.post(
+        "/search", content=b'{"query": "q", "index": "a\\ud800"}', headers=headers
+    )
+    assert res.status_code == 422 and res.json()["detail"].startswith("body.index: not valid")
+    body = {"question": "q", "method": "vanilla-llm", "index": "not-on-the-list"}
+    res = server.http.post("/ask", json=body)
+    assert res.status_code == 403 and "does not serve" in res.json()["detail"]
+
+
 def test_unreachable_cluster_is_503_with_the_reason_and_no_secret(tmp_path: Path) -> None:
     dead = free_port()  # nothing listens there
     url = f"http://admin:{SECRET}@127.0.0.1:{dead}"
