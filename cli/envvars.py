@@ -40,6 +40,7 @@ SHARED_FLAGS = frozenset(
         "index",
         "llm",
         "expansions",
+        "on-llm-failure",
         "prompt-style",
         "thinking",
         "no-cache",

@@ -98,7 +98,10 @@ def eval_retrieval(
     """
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     request = RetrievalEvaluationRequest.build(
-        llm=options.pop("llm_spec"), log_prefix=log_prefix if log_queries else None, **options
+        llm=options.pop("llm_spec"),
+        log_prefix=log_prefix if log_queries else None,
+        **options.pop("on_llm_failure"),
+        **options,
     )
     bars: list[Any] = []
 
@@ -151,7 +154,8 @@ def eval_enrichment(as_json: bool, **options: Any) -> None:
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     llm = options.pop("llm_spec")
     method = "sira" if (llm or options["expansions"]) else "bm25"
-    request = RetrievalEvaluationRequest.build(method=method, llm=llm, **options)
+    policy = options.pop("on_llm_failure")
+    request = RetrievalEvaluationRequest.build(method=method, llm=llm, **policy, **options)
     done = evaluate_enrichment(LazyBackend(cluster), request, on_skipped=echo_lines)
     _render_enrichment(done, as_json)
 
@@ -163,6 +167,12 @@ def _render_enrichment(done: EnrichmentEvaluation, as_json: bool) -> None:
         return
     index, rows = done.index, done.rows
     click.echo(f"{index}: {done.enriched_docs} documents carry enrichment")
+    if done.fallbacks:
+        click.echo(
+            f"note: {done.fallbacks} SIRA searches (one per query and side) ran as plain BM25: "
+            "the phrase source gave nothing for them",
+            err=True,
+        )
     if done.deleted_docs:
         click.echo(
             f"note: {done.deleted_docs} deleted copies (left by updates) still count in "

@@ -49,8 +49,9 @@ def explain(
 ) -> None:
     """Show how HIT_ID scored under the SIRA query for --query: clause by clause."""
     request = search_request(
-        text, index, llm_spec, expansions, tau=tau, weight=weight, task=task, query_id=query_id
-    )
+        text, index, llm_spec, expansions, tau=tau, weight=weight, task=task, query_id=query_id,
+        **kw.pop("on_llm_failure"),
+    )  # fmt: skip
     connect = LazyBackend(kw)
     result = search(connect, request)
     backend = connect()

@@ -13,7 +13,13 @@ from sira_seek.inspection.from_results import record_from_sira
 from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT
-from sira_seek.workflows.search import QueriesSearchRequest, SearchRequest, search_queries
+from sira_seek.workflows.request_base import ON_LLM_FAILURE_HELP
+from sira_seek.workflows.search import (
+    FALLBACK_NOTE,
+    QueriesSearchRequest,
+    SearchRequest,
+    search_queries,
+)
 from sira_seek.workflows.search import search as run_search
 from sira_seek.workflows.sira_setup import sira_settings
 
@@ -29,7 +35,8 @@ TASKS = ["factoid", "multihop", "claim", "duplicate"]
 
 
 def sira_options(func: Any) -> Any:
-    """--llm / --expansions / --tau / --weight / --task, shared by search and eval."""
+    """--llm / --expansions / --tau / --weight / --task / --on-llm-failure, shared by search
+    and eval."""
     opts = [
         click.option(
             "--llm",
@@ -62,6 +69,13 @@ def sira_options(func: Any) -> Any:
             type=click.Choice(TASKS),
             default=None,
             help="Enrichment prompt (default multihop).",
+        ),
+        click.option(
+            "--on-llm-failure",
+            type=click.Choice(["error", "fallback"]),
+            default=None,
+            callback=lambda _ctx, _param, value: {} if value is None else {"on_llm_failure": value},
+            help=ON_LLM_FAILURE_HELP,
         ),
     ]
     for opt in reversed(opts):
@@ -184,14 +198,15 @@ def search(
     or --expansions is given)."""
     if (text is None) == (queries is None):
         raise click.UsageError("give either TEXT or --queries FILE")
+    policy = kw.pop("on_llm_failure")
     if queries is not None:
-        knobs = {"tau": tau, "weight": weight, "task": task, "k": size, "rerank": rerank}
+        knobs = {"tau": tau, "weight": weight, "task": task, "k": size, "rerank": rerank, **policy}
         _search_file(queries, index, llm_spec, expansions, knobs, as_json, LazyBackend(kw))
         return
     assert text is not None
     request = search_request(
         text, index, llm_spec, expansions, tau=tau, weight=weight, task=task,
-        query_id=query_id, k=size, rerank=rerank,
+        query_id=query_id, k=size, rerank=rerank, **policy,
     )  # fmt: skip
     skipped = ReadReport()
     backend = LazyBackend(kw)
@@ -231,12 +246,16 @@ def _search_file(
     skipped = ReadReport()
     results = search_queries(backend, request, report=skipped)
     echo_skipped(skipped)
+    fallbacks = sum(1 for r in results if r.fell_back_to_bm25)
     if as_json:
         found = [{"query_id": r.query_id, **r.to_search_json()} for r in results]
-        click.echo(json.dumps({"index": index, "queries": len(found), "results": found}))
+        summary = {"index": index, "queries": len(found), "fallbacks": fallbacks}
+        click.echo(json.dumps({**summary, "results": found}))
         return
     for result in results:
         ranked = ", ".join(hit.id for hit in result.hits) or "no hits"
         click.echo(f"[{result.query_id}] {result.query}\n    {ranked}")
         for note in result.notes:
             click.echo(f"note: [{result.query_id}] {note}", err=True)
+    if fallbacks:
+        click.echo(f"note: {FALLBACK_NOTE} for {fallbacks} of {len(results)} queries", err=True)

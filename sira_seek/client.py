@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from sira_seek.sira.settings import Task
     from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
+    from sira_seek.workflows.request_base import OnLLMFailure
     from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 logger = logging.getLogger(__name__)
@@ -177,15 +178,19 @@ class SiraSeek:
         task: Task | None = None,
         query_id: str | None = None,
         rerank: int = 0,
+        on_llm_failure: OnLLMFailure = "error",
     ) -> SiraResult:
         """Search ``index`` with BM25 or SIRA; the result holds hits, the exact request body
         (``result.explain()`` gives it in Dev Tools syntax), the candidate table and timings.
 
         ``method="sira"`` needs candidate phrases: ``expansions`` (precomputed) or ``llm`` (a
         spec such as ``openai:URL#MODEL`` or ``llamacpp:gemma3-270m``, as ``--llm``). ``tau``
-        and ``weight`` default to ``SiraSettings`` (0.1 and 0.5). A failed LLM call falls back
-        to BM25 and says so in ``result.notes``. ``rerank`` N > 0 has ``llm`` rerank the top N
-        hits by relevance to the query (SIRA §3.1); with ``expansions`` the LLM only reranks.
+        and ``weight`` default to ``SiraSettings`` (0.1 and 0.5). An LLM that is not there
+        raises ``Unavailable`` naming it; with ``on_llm_failure="fallback"`` the query runs as
+        plain BM25 instead, said so in ``result.fell_back_to_bm25`` and ``result.notes`` (as is
+        any query the phrase source had nothing for). ``rerank`` N > 0 has ``llm`` rerank the
+        top N hits by relevance to the query (SIRA §3.1); with ``expansions`` the LLM only
+        reranks.
         """
         from sira_seek.workflows import search as flow
 
@@ -201,6 +206,7 @@ class SiraSeek:
             task=task,
             query_id=query_id,
             rerank=rerank,
+            on_llm_failure=on_llm_failure,
         )
         return flow.search(self._backend, request, profiles=self._profiles)
 
@@ -224,6 +230,7 @@ class SiraSeek:
         save_run: Path | str | None = None,
         run_file: Path | str | None = None,
         log_queries: bool = False,
+        on_llm_failure: OnLLMFailure = "error",
     ) -> dict[str, float | int | None]:
         """Everything ``sira-seek eval retrieval`` does, through the same workflow.
 
@@ -231,8 +238,11 @@ class SiraSeek:
         (or ``{query_id: {doc_id: grade}}``). Returns the metrics (default nDCG@10,
         Recall@10, Recall@100, or ``measures`` as ir_measures strings), ``coverage@5/@10``
         (null without ``answers``: a QA JSONL or ``{query_id: [gold answers]}``) and the
-        number of judged ``queries``. ``save_run`` writes the per-query record for
-        ``sira-seek report``; ``run_file`` a TREC run; ``log_queries`` logs every query.
+        number of judged ``queries``, ``fallbacks`` the SIRA queries that ran as plain BM25
+        (an LLM that is not there raises ``Unavailable`` after one probe unless
+        ``on_llm_failure="fallback"``, which counts them here). ``save_run`` writes the
+        per-query record for ``sira-seek report``; ``run_file`` a TREC run; ``log_queries``
+        logs every query.
         ``rerank`` N > 0 has ``llm`` rerank every query's top N by relevance before scoring.
         """
         from sira_seek.workflows.evaluate import RetrievalEvaluationRequest, evaluate_retrieval
@@ -255,6 +265,7 @@ class SiraSeek:
             save_run=save_run,
             run_file=run_file,
             log_prefix="sira-seek-log-" if log_queries else None,
+            on_llm_failure=on_llm_failure,
         )
         return evaluate_retrieval(self._backend, request).metrics
 

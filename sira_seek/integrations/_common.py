@@ -23,6 +23,7 @@ from sira_seek.fields import TEXT, TITLE
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import Task
 from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from sira_seek.workflows.search import fell_back_to_bm25
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
@@ -56,6 +57,9 @@ class RetrievalOptions(BaseModel):
     ``text``, or a mapping from a query id or exact query text to its phrases) and ``llm``
     (a spec such as ``llamacpp:gemma3-270m``); ``tau`` and ``weight`` default to SIRA's
     settings (0.1 and 0.5). The facade checks these rules on the first query.
+    ``on_llm_failure`` is the one policy for an LLM that is not there (``error``, the
+    default: the retrieval raises naming it; ``fallback``: plain BM25, and every passage's
+    ``fell_back_to_bm25`` says so).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -68,6 +72,7 @@ class RetrievalOptions(BaseModel):
     tau: float | None = Field(default=None, gt=0, le=1)
     weight: float | None = Field(default=None, ge=0)
     task: Task | None = None
+    on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
 
     @classmethod
     def build(
@@ -81,6 +86,7 @@ class RetrievalOptions(BaseModel):
         tau: float | None,
         weight: float | None,
         task: Task | None,
+        on_llm_failure: OnLLMFailure = "error",
     ) -> RetrievalOptions:
         """Options from the adapters' keyword arguments (a mapping of any sequences)."""
         table: Path | dict[str, list[str]] | None
@@ -99,6 +105,7 @@ class RetrievalOptions(BaseModel):
             tau=tau,
             weight=weight,
             task=task,
+            on_llm_failure=on_llm_failure,
         )
 
     def to_init_kwargs(self) -> dict[str, Any]:
@@ -168,6 +175,7 @@ def search_passages(
         weight=options.weight,
         task=options.task,
         query_id=query_id,
+        on_llm_failure=options.on_llm_failure,
     )
     texts = _passage_texts(client, options.index, [hit.id for hit in result.hits])
     fell_back = fell_back_to_bm25(options.method, result)

@@ -25,6 +25,7 @@ from typing import Any
 from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
 from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
@@ -61,6 +62,7 @@ class SiraSeekRetriever:
         tau: float | None = None,
         weight: float | None = None,
         task: Task | None = None,
+        on_llm_failure: OnLLMFailure = "error",
     ) -> None:
         if client is not None and url is not None:
             raise InvalidInput("give either client= or url=, not both", field="url")
@@ -73,6 +75,7 @@ class SiraSeekRetriever:
             tau=tau,
             weight=weight,
             task=task,
+            on_llm_failure=on_llm_failure,
         )
         self.url = url
         self._given_client = client

@@ -10,7 +10,8 @@ Expansions keyed by query id are reached with ``retriever.invoke(text, query_id=
 ``retriever.invoke(text, k=3)`` overrides ``k`` for one call. Fields set after construction
 take effect on the next call (``client`` and ``url`` cannot change: build a new retriever).
 A SIRA search whose phrase source has nothing for the query runs as plain BM25, logs a
-warning and sets ``metadata["fell_back_to_bm25"]``.
+warning and sets ``metadata["fell_back_to_bm25"]``; an LLM that is not there raises naming it,
+unless ``on_llm_failure="fallback"`` lets such queries run as plain BM25 the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.sira_setup import RetrievalMethod
 
 from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
@@ -60,6 +62,7 @@ class SiraSeekRetriever(BaseRetriever):
     tau: float | None = None
     weight: float | None = None
     task: Task | None = None
+    on_llm_failure: OnLLMFailure = "error"
 
     _client: SiraSeek = PrivateAttr()
     _owns_client: bool = PrivateAttr(default=False)
@@ -90,6 +93,7 @@ class SiraSeekRetriever(BaseRetriever):
             tau=self.tau,
             weight=self.weight,
             task=self.task,
+            on_llm_failure=self.on_llm_failure,
         )
 
     def close(self) -> None:

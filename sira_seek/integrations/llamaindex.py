@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from sira_seek.client import SiraSeek
 from sira_seek.sira.settings import Task
+from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 from ._common import (
@@ -63,6 +64,7 @@ class SiraSeekRetriever(BaseRetriever):
         tau: float | None = None,
         weight: float | None = None,
         task: Task | None = None,
+        on_llm_failure: OnLLMFailure = "error",
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -75,6 +77,7 @@ class SiraSeekRetriever(BaseRetriever):
             tau=tau,
             weight=weight,
             task=task,
+            on_llm_failure=on_llm_failure,
         )
         self._client, self._owns_client = open_client(client, url)
         super().__init__(callback_manager=callback_manager, verbose=verbose)

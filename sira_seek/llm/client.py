@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from sira_seek.input_errors import InputError
+from sira_seek.llm.errors import LLMCallError
 from sira_seek.llm.pending import PendingRequest
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
@@ -55,9 +56,12 @@ async def generate_many_bounded(
 ) -> list[LLMResponse | LLMError]:
     """Run ``generate`` over ``requests`` with bounded concurrency, in input order.
 
-    Every exception is turned into an ``LLMError`` record carrying the request's index, so a
-    batch of a million documents survives one bad prompt. Requests an offline batch round has
-    no answer for yet (``pending.PendingRequest``) are all collected, then raised as one.
+    Every failed call (an ``LLMCallError``: the server unreachable, a timeout, a malformed
+    answer, ...) is turned into an ``LLMError`` record carrying the request's index, so a batch
+    of a million documents survives one bad prompt. Any other exception is a bug, not an LLM
+    outage: it propagates (a traceback, a non-zero exit, an HTTP 500) instead of passing for a
+    failed call that SIRA would answer with plain BM25. Requests an offline batch round has no
+    answer for yet (``pending.PendingRequest``) are all collected, then raised as one.
     """
     if concurrency < 1:
         raise InputError(f"concurrency must be at least 1, not {concurrency}")
@@ -72,7 +76,7 @@ async def generate_many_bounded(
             except PendingRequest as signal:
                 pending.append(signal)
                 return LLMError(kind="internal", message="pending", request_index=index)
-            except Exception as exc:
+            except LLMCallError as exc:
                 return LLMError.from_exception(
                     exc,
                     backend=backend,

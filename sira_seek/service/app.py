@@ -46,6 +46,7 @@ from sira_seek.workflows.errors import (
     Unavailable,
     classify,
 )
+from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.validation import (
     INDEX_PATTERN,
     MAX_EXPANSIONS,
@@ -76,10 +77,6 @@ UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
     LLMCallError,
 )
 """The cluster or the LLM refused or cannot be reached: ``503`` with the reason."""
-
-LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
-"""LLM failures that mean the LLM is not there (``503``). Other failed calls (a malformed or
-too long answer) degrade to BM25 with a note, exactly as ``sira-seek search`` does."""
 
 
 T = TypeVar("T")
@@ -208,6 +205,11 @@ class SearchRequest(BaseModel):
         default=0,
         description="LLM-rerank the top N hits by relevance to the query (SIRA §3.1) with the "
         "server's LLM (`serve --llm`); the rest follow in BM25 order. 0 = off.",
+    )
+    on_llm_failure: OnLLMFailure = Field(
+        default="error",
+        description="When the server's LLM is not there: error (503 naming it) or fallback "
+        "(plain BM25, `fell_back_to_bm25` true and a note in the answer).",
     )
 
     @field_validator("query")
@@ -676,6 +678,8 @@ def _search(
     from sira_seek.workflows import search as flow
 
     shared = expander.get() if expander is not None and request.expansions is None else None
+    reading = reranker.get() if reranker is not None and request.rerank else None
+    spec = next((x.spec for x in (expander, reranker) if x is not None), None)
     wanted = flow.SearchRequest.build(
         query=request.query,
         index=index,
@@ -685,16 +689,11 @@ def _search(
         tau=request.tau,
         weight=request.weight,
         rerank=request.rerank,
-        llm=reranker.spec if reranker is not None and request.rerank else None,
+        # It names the LLM in an error (masked); it only reranks when phrases are given.
+        llm=spec if shared is not None or reading is not None else None,
+        on_llm_failure=request.on_llm_failure,
     )
-    reading = reranker.get() if reranker is not None and request.rerank else None
     # Not closed after the request: the expander and the reranker (and their model) are the
-    # server's.
-    result = flow.search(sk.backend, wanted, expander=shared, reranker=reading, profiles=profiles)
-    if shared is not None or reading is not None:
-        spec = next(x.spec for x in (expander, reranker) if x is not None)
-        for call in result.llm_calls:
-            kind = (call.error or "").split(":", 1)[0]
-            if kind in LLM_DOWN_KINDS:
-                raise ServiceError(503, f"the LLM {spec!r} failed: {call.error}")
-    return result
+    # server's. An LLM that is not there is the workflow's ``Unavailable`` (503) unless the
+    # body asked for the fallback.
+    return flow.search(sk.backend, wanted, expander=shared, reranker=reading, profiles=profiles)

@@ -177,13 +177,15 @@ def rerank_run(
     top_n: int,
     on_progress: Callable[[int], None] | None = None,
     batch: int = 50,
+    stop_when_down: bool = True,
 ) -> RerankedRun:
     """``run`` with each query's top ``top_n`` reranked by relevance to the query (SIRA §3.1),
     for any method's run (BM25 or SIRA): the passages are fetched by id, the same
     ``LLMReranker`` as ``sira-seek search --rerank`` orders them, and the scores are rewritten
     so that scoring by score ranks in the new order (``rerank.run_scores``).
 
-    ``on_progress(1)`` after each query.
+    ``on_progress(1)`` after each query. ``stop_when_down``: an LLM that is not there stops
+    the run at the first query (``LLMDownError``) instead of leaving every list in BM25 order.
     """
     out: Run = {qid: dict(ranked) for qid, ranked in run.items()}
     ms: dict[str, float] = {}
@@ -200,7 +202,9 @@ def rerank_run(
                 for rank, (doc_id, score) in enumerate(run[query.id].items(), start=1)
             ]
             with waiting.collect():
-                done = reranker.rerank(query.text, hits, docs[query.id], top_n=top_n)
+                done = reranker.rerank(
+                    query.text, hits, docs[query.id], top_n=top_n, stop_when_down=stop_when_down
+                )
                 out[query.id] = run_scores(done.hits, top_n)
                 ms[query.id] = done.ms
                 tokens[query.id] = sum(c.prompt_tokens + c.completion_tokens for c in done.calls)

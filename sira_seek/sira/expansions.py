@@ -2,13 +2,16 @@
 
 Both produce the same ``Expansion`` records, so everything downstream (DF check, weighted
 query, evaluation) is identical whether the phrases were generated now or by an earlier GPU
-batch job. A failed or missing expansion is recorded, never raised: the query then runs as
-plain BM25 and the result says why.
+batch job. A failed or missing expansion is recorded: the query then runs as plain BM25 and the
+result says why. An LLM that is not there at all (``LLM_DOWN_KINDS``) is another matter: behind
+``FailurePolicy`` with ``stop_when_down`` (``on_llm_failure="error"``, the default of the
+workflows) one probe finds it and the run stops with ``LLMDownError`` naming the LLM, instead of
+passing BM25's figures off as SIRA's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -17,6 +20,8 @@ from pydantic import BaseModel, Field
 from sira_seek.corpus import ReadReport
 from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.client import LLMClient
+from sira_seek.llm.errors import LLMCallError
+from sira_seek.llm.pending import PendingRequest
 from sira_seek.llm.precomputed import PrecomputedKeywords
 from sira_seek.llm.response import LLMError, LLMResponse
 from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec, parse_backend_spec
@@ -24,6 +29,11 @@ from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec, parse_backen
 from .keyword_parsing import clean_phrases, parse_enrichment
 from .prompts import enrichment_request
 from .settings import Task
+
+LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
+"""Failed-call kinds that mean the LLM is not there (down, hanging, not installed, failing
+every request after its retries), as opposed to one bad answer (malformed, too long): under
+``on_llm_failure="error"`` these stop a run (exit 1, HTTP 503)."""
 
 
 class QueryInput(BaseModel):
@@ -43,6 +53,43 @@ class LLMCall(BaseModel):
     latency_s: float = 0.0
     cache_hit: bool = False
     error: str | None = None
+
+    @property
+    def error_kind(self) -> str | None:
+        """The failure's kind (``unreachable``, ``malformed``, ...): ``error`` reads
+        ``kind: message``."""
+        return self.error.split(":", 1)[0] if self.error else None
+
+
+class LLMDownError(LLMCallError):
+    """The LLM a SIRA run depends on is not there: the run stops rather than answer with plain
+    BM25 under SIRA's name. ``kind`` is the failed call's (``unreachable``, ``timeout``, ...)."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def llm_label(spec: str) -> str:
+    """A backend spec as messages may show it: a ``user:password@`` in its URL masked."""
+    from sira_seek.redaction import Redactor
+
+    return Redactor()(spec)
+
+
+def check_llm_up(calls: Iterable[LLMCall | None], llm: str | None) -> None:
+    """``LLMDownError`` for the first of ``calls`` whose failure means the LLM is not there;
+    ``llm`` (a spec, shown masked) names it in the message."""
+    for call in calls:
+        if call is not None and call.error_kind in LLM_DOWN_KINDS:
+            name = llm_label(llm) if llm else f"{call.backend}:{call.model}".strip(":")
+            raise LLMDownError(
+                f"the LLM {name} is not answering ({llm_label(call.error or '')}): SIRA stopped "
+                "rather than pass plain BM25 off as its own. Start it, give another LLM, or let "
+                "such queries run as plain BM25, counted, with on_llm_failure fallback "
+                "(--on-llm-failure fallback)",
+                kind=str(call.error_kind),
+            )
 
 
 class Expansion(BaseModel):
@@ -70,6 +117,62 @@ class QueryExpander(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class FailurePolicy:
+    """A ``QueryExpander`` that applies a run's policy for a failing LLM to another expander,
+    and counts the queries left without phrases (each then runs as plain BM25).
+
+    With ``stop_when_down`` a batch first sends its first query alone: a dead LLM costs one
+    call's retries, not one per query, before ``LLMDownError`` (naming ``llm``) stops the run;
+    any later call that finds the LLM gone stops it too. Without it, every query is tried and
+    those that got nothing are counted in ``fallbacks``. The probe is skipped by an offline
+    batch round (its first query has no answer yet), so the round still holds every query.
+    Closing it closes nothing: the wrapped expander belongs to whoever built it.
+    """
+
+    def __init__(
+        self, inner: QueryExpander, *, stop_when_down: bool, llm: str | None = None
+    ) -> None:
+        self.inner = inner
+        self.stop_when_down = stop_when_down
+        self.llm = llm
+        self.fallbacks = 0
+
+    def expand_many(
+        self,
+        queries: list[QueryInput],
+        *,
+        categories: bool = False,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> list[Expansion]:
+        found: list[Expansion] = []
+        rest = queries
+        if self.stop_when_down and len(queries) > 1:
+            try:
+                found = self._expand(queries[:1], categories, on_progress)
+                rest = queries[1:]
+            except PendingRequest:
+                pass  # an offline round: the call below puts every query into it
+        found += self._expand(rest, categories, on_progress)
+        self.fallbacks += sum(1 for e in found if e.source == "none")
+        return found
+
+    def _expand(
+        self,
+        queries: list[QueryInput],
+        categories: bool,
+        on_progress: Callable[[int], None] | None,
+    ) -> list[Expansion]:
+        if not queries:
+            return []
+        found = self.inner.expand_many(queries, categories=categories, on_progress=on_progress)
+        if self.stop_when_down:
+            check_llm_up((e.llm_call for e in found), self.llm)
+        return found
+
+    def close(self) -> None:
+        return None
 
 
 class PrecomputedExpander:

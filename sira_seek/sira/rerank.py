@@ -6,6 +6,8 @@ relevance with the query." One call per (query, document) of the top ``top_n`` r
 it, ties keep their BM25 order, and the hits below ``top_n`` follow unchanged. A call that
 failed, or whose output holds no usable score, is recorded (its ``LLMCall.error``) and that
 document keeps its BM25 position: a flaky model can neither drop a hit nor scramble the list.
+An LLM that is not there at all stops the rerank (``LLMDownError``) unless the caller's policy
+is to fall back (``stop_when_down=False``): a list in BM25 order is not a reranked one.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.response import LLMError
 
-from .expansions import LLMCall, call_record, client_for_spec
+from .expansions import LLMCall, call_record, check_llm_up, client_for_spec
 from .keyword_parsing import json_candidates
 from .prompts import MAX_RERANK_DOC_CHARS, RERANK_SCHEMA, rerank_request
 from .results import SiraHit
@@ -108,15 +110,18 @@ class Reranked(NamedTuple):
 class LLMReranker:
     """Reranks the top ``top_n`` hits of a list by relevance; the rest follow in BM25 order."""
 
-    def __init__(self, client: LLMClient, *, chat: bool, concurrency: int = 16) -> None:
+    def __init__(
+        self, client: LLMClient, *, chat: bool, concurrency: int = 16, llm: str | None = None
+    ) -> None:
         self.blocking = BlockingLLMClient(client)
         self.chat = chat
         self.concurrency = concurrency
+        self.llm = llm  # the spec, to name the model when it is not there
 
     @classmethod
     def from_spec(cls, spec: str, *, concurrency: int = 16) -> LLMReranker:
         client, chat = client_for_spec(spec)
-        return cls(client, chat=chat, concurrency=concurrency)
+        return cls(client, chat=chat, concurrency=concurrency, llm=spec)
 
     def rerank(
         self,
@@ -126,9 +131,12 @@ class LLMReranker:
         *,
         top_n: int,
         on_done: Callable[[int], None] | None = None,
+        stop_when_down: bool = True,
     ) -> Reranked:
         """``hits`` with the top ``top_n`` reordered; ``docs`` maps an id to (title, text)
-        (a missing one is read as empty). ``on_done(1)`` fires as each call finishes."""
+        (a missing one is read as empty). ``on_done(1)`` fires as each call finishes.
+        ``stop_when_down``: ``LLMDownError`` when a call finds the LLM not there (else those
+        documents keep their BM25 position, as after any failed call)."""
         started = time.perf_counter()
         head, tail = list(hits[:top_n]), list(hits[top_n:])
         requests = [rerank_request(query, *docs.get(h.id, ("", "")), chat=self.chat) for h in head]
@@ -146,6 +154,8 @@ class LLMReranker:
                     call.error = f"{MALFORMED}: no 0-100 score in the output {shown!r}"
             scores[hit.id] = score
             calls.append(call)
+        if stop_when_down:
+            check_llm_up(calls, self.llm)
         ordered = [*order_by_scores(head, scores), *tail]
         return Reranked(ordered, calls, (time.perf_counter() - started) * 1000)
 

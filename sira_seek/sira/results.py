@@ -70,6 +70,11 @@ class SiraResult(BaseModel):
     timings: Timings = Field(default_factory=Timings)
     llm_calls: list[LLMCall] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    fell_back_to_bm25: bool = Field(
+        default=False,
+        description="A SIRA search that ran as plain BM25 because its phrase source (the LLM, "
+        "a table) gave nothing for this query; a note says why.",
+    )
 
     def explain(self) -> str:
         return dev_tools_request(self.index, self.body, self.params)
@@ -94,6 +99,7 @@ class SiraResult(BaseModel):
             "max_doc_freq": self.candidates.max_doc_freq,
             "plain_bm25": self.plain_bm25,
             "expansion_source": self.expansion.source,
+            "fell_back_to_bm25": self.fell_back_to_bm25,
             "timings_ms": {
                 **self.timings.model_dump(),
                 "engine_ms": self.timings.engine_ms,

@@ -65,7 +65,11 @@ class SiraRetriever:
         profile: IndexProfile | None = None,
         source: list[str] | bool = False,
         reranker: LLMReranker | None = None,
+        stop_when_llm_down: bool = True,
     ) -> None:
+        # ``stop_when_llm_down`` is the rerank's side of the policy for a failing LLM (the
+        # expander's is ``expansions.FailurePolicy``): False keeps the BM25 order instead.
+        self.stop_when_llm_down = stop_when_llm_down
         self.backend = backend
         self.index = index
         self.settings = settings or SiraSettings()
@@ -224,7 +228,9 @@ class SiraRetriever:
                 for h in found.hits
             }
             depth = self.settings.rerank_top_n
-            hits, calls, timings.rerank_ms = self.reranker.rerank(text, hits, docs, top_n=depth)
+            hits, calls, timings.rerank_ms = self.reranker.rerank(
+                text, hits, docs, top_n=depth, stop_when_down=self.stop_when_llm_down
+            )
             hits = hits[: self.settings.size]
             llm_calls += calls
             all_notes.append(

@@ -46,6 +46,8 @@ from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
 from .errors import InvalidInput, NotFound, classified
 from .recorded import recorded_run
+from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
+from .search import FALLBACK_NOTE, failure_policy
 from .sira_setup import (
     BackendSource,
     Expansions,
@@ -92,6 +94,7 @@ class RetrievalEvaluationRequest(SiraRequest):
     save_run: Path | None = None
     run_file: Path | None = None
     log_prefix: str | None = None
+    on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
 
     @classmethod
     def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +123,8 @@ class RetrievalEvaluationRequest(SiraRequest):
 
 class RetrievalEvaluation(BaseModel):
     """The metrics (ir_measures canonical names, ``coverage@5/@10`` null without answers,
-    ``queries``), and the input lines a lenient read skipped."""
+    ``queries``, ``fallbacks``: the SIRA queries that ran as plain BM25 because their phrase
+    source gave nothing, 0 for BM25), and the input lines a lenient read skipped."""
 
     metrics: dict[str, float | int | None]
     skipped: list[str] = Field(default_factory=list)
@@ -240,7 +244,7 @@ def _evaluate_retrieval(
     )
     if on_skipped is not None and report.bad:
         on_skipped([str(bad) for bad in report.bad])
-    models = _Models(expander)
+    models = _Models(expander, request)
     try:
         with classified():
             backend = backend_of(source)
@@ -256,11 +260,19 @@ def _evaluate_retrieval(
 
 
 class _Models:
-    """The LLM-backed pieces an evaluation owns: the phrase source and the reranking model."""
+    """The LLM-backed pieces an evaluation owns: the phrase source (``expander``, run under the
+    request's policy for a failing LLM as ``policy``, which counts the fallbacks) and the
+    reranking model."""
 
-    def __init__(self, expander: QueryExpander | None) -> None:
+    def __init__(self, expander: QueryExpander | None, request: RetrievalEvaluationRequest) -> None:
         self.expander = expander
+        self.policy = failure_policy(expander, request.on_llm_failure, request.llm)
+        self.stop_when_down = request.on_llm_failure == "error"
         self.reranker: LLMReranker | None = None
+
+    @property
+    def fallbacks(self) -> int:
+        return self.policy.fallbacks if self.policy is not None else 0
 
     def close(self) -> None:
         if self.expander is not None:
@@ -297,7 +309,9 @@ def _evaluate(
     retrieval_progress = on_progress if reranker is None else None
     rerank = None
     if reranker is not None:
-        rerank = _RerankStage(backend, request.index, judged, reranker, settings, on_progress)
+        rerank = _RerankStage(
+            backend, request.index, judged, reranker, settings, on_progress, models.stop_when_down
+        )
     run: Run
     record: RunRecord | None = None
     notes: list[str] = []
@@ -308,7 +322,7 @@ def _evaluate(
             all_queries,
             judgements,
             method=request.method,
-            expander=models.expander,
+            expander=models.policy,
             settings=settings,
             name=request.run_name,
             log_prefix=request.log_prefix,
@@ -316,15 +330,19 @@ def _evaluate(
             on_progress=retrieval_progress,
             rerank=rerank,
         )
-        metrics: dict[str, Any] = {**record.metrics, "queries": len(record.per_query)}
+        metrics: dict[str, Any] = {
+            **record.metrics,
+            "queries": len(record.per_query),
+            "fallbacks": models.fallbacks,
+        }
         run = record.ranking
     else:
-        if models.expander is not None:
+        if models.policy is not None:
             run = sira_run(
                 backend,
                 request.index,
                 judged,
-                expander=models.expander,
+                expander=models.policy,
                 settings=settings,
                 on_progress=retrieval_progress,
             )
@@ -332,9 +350,20 @@ def _evaluate(
             run = bm25_run(backend, request.index, judged)
         if rerank is not None:
             run = rerank(run).run
-        metrics = {**evaluate_run(run, judgements, measures), "queries": len(judged)}
+        metrics = {
+            **evaluate_run(run, judgements, measures),
+            "queries": len(judged),
+            "fallbacks": models.fallbacks,
+        }
+    if models.fallbacks:
+        note = (
+            f"{FALLBACK_NOTE} for {models.fallbacks} of {len(judged)} queries: their figures "
+            "are BM25's (the LLM failed or the phrase source had no entry)"
+        )
+        logger.warning("%s (%s)", note, request.index)
+        notes.append(note)
     if rerank is not None:
-        notes = rerank.notes
+        notes += rerank.notes
     coverage = _coverage(backend, request.index, run, answers)
     metrics.update(coverage)
     metrics = finite_metrics(metrics)
@@ -363,15 +392,17 @@ class _RerankStage:
         reranker: LLMReranker,
         settings: SiraSettings,
         on_progress: Callable[[int], None] | None,
+        stop_when_down: bool,
     ) -> None:
         self.backend, self.index, self.queries = backend, index, queries
         self.reranker, self.top_n, self.on_progress = reranker, settings.rerank_top_n, on_progress
+        self.stop_when_down = stop_when_down
         self.notes: list[str] = []
 
     def __call__(self, run: Run) -> RerankedRun:
         done = rerank_run(
             self.backend, self.index, self.queries, run, self.reranker,
-            top_n=self.top_n, on_progress=self.on_progress,
+            top_n=self.top_n, on_progress=self.on_progress, stop_when_down=self.stop_when_down,
         )  # fmt: skip
         self.notes += done.notes
         return done
@@ -442,6 +473,11 @@ class EnrichmentEvaluation(BaseModel):
     deleted_docs: int = Field(description="Deleted copies still counted in term statistics.")
     rows: dict[str, dict[str, float | int]]
     skipped: list[str] = Field(default_factory=list)
+    fallbacks: int = Field(
+        default=0,
+        description="SIRA searches (one per query and side) that ran as plain BM25 because "
+        "their phrase source gave nothing.",
+    )
 
     def to_json(self) -> dict[str, Any]:
         """``eval enrichment --json``: one row per (method, side) instead of labels as keys."""
@@ -454,6 +490,7 @@ class EnrichmentEvaluation(BaseModel):
             "index": self.index,
             "enriched_docs": self.enriched_docs,
             "deleted_docs": self.deleted_docs,
+            "fallbacks": self.fallbacks,
             "rows": out_rows,
         }
 
@@ -488,11 +525,12 @@ def evaluate_enrichment(
     )
     if on_skipped is not None:
         on_skipped([str(bad) for bad in report.bad])
+    policy = failure_policy(expander, request.on_llm_failure, request.llm)
     try:
         with classified():
             rows = enrichment_rows(
                 backend_of(source), request.index, found, judgements,
-                expander=expander, settings=settings,
+                expander=policy, settings=settings,
             )  # fmt: skip
     finally:
         if expander is not None:
@@ -506,4 +544,5 @@ def evaluate_enrichment(
         deleted_docs=int(first["deleted_docs"]),
         rows=rows,
         skipped=[str(bad) for bad in report.bad],
+        fallbacks=policy.fallbacks if policy is not None else 0,
     )

@@ -9,11 +9,32 @@ only what is its own: other conversions (``coerce``) and the checks that span se
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ValidationError
 
 from .errors import InvalidInput, validation_message
+
+OnLLMFailure = Literal["error", "fallback"]
+"""What a SIRA run does when its LLM is not there (unreachable, timing out, not installed,
+failing after its retries), one policy for every front end (``--on-llm-failure``, the
+``on_llm_failure`` argument and request field, the retrievers' option):
+
+- ``error`` (the default everywhere): one probe finds it (a batch sends its first query
+  alone) and the run stops naming the LLM: exit 1, HTTP 503, an exception in the library.
+  Plain BM25 never passes for SIRA.
+- ``fallback``: every query is tried; those the LLM could not expand run as plain BM25 and
+  are counted and shown (``fell_back_to_bm25`` on a result, ``fallbacks`` in an evaluation,
+  a note and a log warning).
+
+Under either, a query whose phrase source had nothing for it (one malformed answer, a table
+without the query) runs as plain BM25 and is counted the same way."""
+
+ON_LLM_FAILURE_HELP = (
+    "When the LLM is not there: error (default) stops after one probe naming the LLM; "
+    "fallback runs such queries as plain BM25 and counts them."
+)
+"""The one description of the policy a front end shows (CLI help, HTTP schema, retrievers)."""
 
 
 class WorkflowRequest(BaseModel):

@@ -21,12 +21,13 @@ from pydantic import (
 
 from sira_seek.corpus import ReadReport
 from sira_seek.llm.batch_rounds import batch_round
-from sira_seek.sira.expansions import QueryExpander
+from sira_seek.sira.expansions import FailurePolicy, QueryExpander
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified
+from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from .sira_setup import (
     BackendSource,
     RetrievalMethod,
@@ -44,7 +45,18 @@ logger = logging.getLogger(__name__)
 
 FALLBACK_NOTE = "SIRA fell back to plain BM25"
 """How every front end says that a SIRA request ran as plain BM25 because its phrase source
-had nothing for this query (a note in the result, a warning in the log)."""
+had nothing for this query (a note in the result, ``fell_back_to_bm25``, a warning in the
+log)."""
+
+
+def failure_policy(
+    expander: QueryExpander | None, on_llm_failure: OnLLMFailure, llm: str | None
+) -> FailurePolicy | None:
+    """``expander`` under the request's policy for a failing LLM (``request_base.OnLLMFailure``):
+    stopping at a probe with ``error``, counting the queries that fell back either way."""
+    if expander is None:
+        return None
+    return FailurePolicy(expander, stop_when_down=on_llm_failure == "error", llm=llm)
 
 
 class SearchRequest(SiraRequest):
@@ -80,6 +92,7 @@ class SearchRequest(SiraRequest):
     )
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict_expansions: bool = True
+    on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
 
     @field_validator("query")
     @classmethod
@@ -118,7 +131,9 @@ def search(
     ``profiles`` is a long-lived caller's cache of index profiles (a server's): the index's
     existence is still checked first, and its profile forgotten when it is missing or the
     search fails. Without it the profile is read for this search alone.
-    Library failures come out as the workflow error kinds (``errors.classify``).
+    Library failures come out as the workflow error kinds (``errors.classify``); an LLM that
+    is not there is ``Unavailable`` naming it unless ``request.on_llm_failure`` is
+    ``fallback``, which runs the query as plain BM25, said so in the result.
     """
     from sira_seek.sira.retriever import SiraRetriever
 
@@ -158,10 +173,15 @@ def search(
                     backend,
                     request.index,
                     settings=settings,
-                    expander=expander if request.method == "sira" else None,
+                    expander=failure_policy(
+                        expander if request.method == "sira" else None,
+                        request.on_llm_failure,
+                        request.llm,
+                    ),
                     profile=profiles.get(backend, request.index) if profiles is not None else None,
                     source=list(request.source_fields),
                     reranker=reranker,
+                    stop_when_llm_down=request.on_llm_failure == "error",
                 )
                 result = retriever.search(
                     request.query,
@@ -190,7 +210,8 @@ def fell_back_to_bm25(method: RetrievalMethod, result: SiraResult) -> bool:
 
 def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     """A SIRA request whose phrase source had nothing for the query ran as plain BM25: say so
-    (a note every front end shows, and a warning), instead of labelling BM25 hits SIRA."""
+    (``fell_back_to_bm25``, a note every front end shows, and a warning), instead of labelling
+    BM25 hits SIRA."""
     if not fell_back_to_bm25(request.method, result):
         return result
     why = result.expansion.note or "the phrase source has no entry for this query"
@@ -198,7 +219,7 @@ def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     if request.query_id is None and request.expansions is not None:
         note += " (a table keyed by query id needs the query's id)"
     logger.warning("%s (query %r on %s)", note, request.query[:80], request.index)
-    return result.model_copy(update={"notes": [*result.notes, note]})
+    return result.model_copy(update={"notes": [*result.notes, note], "fell_back_to_bm25": True})
 
 
 class QueriesSearchRequest(SiraRequest):
@@ -221,6 +242,7 @@ class QueriesSearchRequest(SiraRequest):
     rerank: StrictInt = Field(default=0, ge=0, le=MAX_RERANK)
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
+    on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
 
 
 def search_queries(
@@ -231,7 +253,9 @@ def search_queries(
 ) -> list[SiraResult]:
     """One result per query of ``request.queries``, in file order (bad lines stop the run,
     or with ``strict=False`` are skipped into ``report``), each with the note ``search``
-    gives a SIRA query that fell back to plain BM25.
+    gives a SIRA query that fell back to plain BM25 (``fell_back_to_bm25``; a warning counts
+    them). An LLM that is not there stops the run after one probe unless
+    ``request.on_llm_failure`` is ``fallback``.
 
     With ``llm="batch:DIR#MODEL"`` the LLM calls go in offline rounds (``llm.batch_rounds``):
     ``WaitingForBatch`` names each round's file; the same call once its output is there goes
@@ -276,9 +300,10 @@ def _search_queries(
                 backend,
                 request.index,
                 settings=settings,
-                expander=expander,
+                expander=failure_policy(expander, request.on_llm_failure, request.llm),
                 source=list(request.source_fields),
                 reranker=reranker,
+                stop_when_llm_down=request.on_llm_failure == "error",
             )
             results = retriever.search_many([QueryInput(text=q.text, id=q.id) for q in queries])
     finally:
@@ -286,11 +311,18 @@ def _search_queries(
             expander.close()
         if reranker is not None:
             reranker.close()
-    return [_fallback_noted(request.method, result) for result in results]
+    noted = [_fallback_noted(request.method, result) for result in results]
+    fallbacks = sum(1 for r in noted if r.fell_back_to_bm25)
+    if fallbacks:
+        logger.warning(
+            "%s for %d of %d queries (%s)", FALLBACK_NOTE, fallbacks, len(noted), request.index
+        )
+    return noted
 
 
 def _fallback_noted(method: RetrievalMethod, result: SiraResult) -> SiraResult:
     if not fell_back_to_bm25(method, result):
         return result
     why = result.expansion.note or "the phrase source has no entry for this query"
-    return result.model_copy(update={"notes": [*result.notes, f"{FALLBACK_NOTE}: {why}"]})
+    note = f"{FALLBACK_NOTE}: {why}"
+    return result.model_copy(update={"notes": [*result.notes, note], "fell_back_to_bm25": True})

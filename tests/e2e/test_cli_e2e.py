@@ -78,9 +78,10 @@ def test_ingest_then_eval_as_a_user(
         )
         assert ev.returncode == 0, ev.stderr
         metrics = json.loads(ev.stdout)
-        default = {"ndcg@10", "recall@10", "recall@100", "queries", "coverage@5", "coverage@10"}
+        default = {"ndcg@10", "recall@10", "recall@100", "queries", "fallbacks"}
+        default |= {"coverage@5", "coverage@10"}
         assert set(metrics) == default  # default keys; coverage is null without --qa
-        assert metrics["coverage@5"] is None
+        assert metrics["coverage@5"] is None and metrics["fallbacks"] == 0
         assert metrics["queries"] == 2 and metrics["recall@10"] == 1.0
     finally:
         connect(ClusterSettings(url=url)).delete_index(index)

@@ -338,13 +338,19 @@ def test_unreachable_llm_is_503_and_a_secret_never_leaks(
         assert search.status_code == 503, search.text
         assert "unreachable" in search.json()["detail"]
         assert f"127.0.0.1:{llm_port}" in search.json()["detail"]
+        # Asked for: plain BM25, said so in the answer.
+        body = {"query": "If Gallu is a demon Lilu is what?", "on_llm_failure": "fallback"}
+        fell = srv.http.post("/search", json=body)
+        assert fell.status_code == 200, fell.text
+        assert fell.json()["fell_back_to_bm25"] is True and fell.json()["hits"]
+        assert any("fell back to plain BM25" in note for note in fell.json()["notes"])
         # The body's phrases do not need the LLM: still served.
         ok = srv.http.post("/search", json={"query": "Lilu", "expansions": ["Lilith"]})
         assert ok.status_code == 200 and ok.json()["expansion_source"] == "precomputed"
         ask = srv.http.post("/ask", json={"question": "If Gallu is a demon Lilu is what?"})
         assert ask.status_code == 503, ask.text
         assert f"cannot reach the LLM server at http://127.0.0.1:{llm_port}" in ask.text
-        for res in (search, ok, ask):
+        for res in (search, fell, ok, ask):
             assert SECRET not in res.text
     finally:
         srv.stop()

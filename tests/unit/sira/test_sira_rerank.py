@@ -10,6 +10,7 @@ from sira_doubles import DFTableBackend, ScriptedClient
 
 from sira_seek.backend import SearchHit
 from sira_seek.llm.request import LLMRequest
+from sira_seek.sira.expansions import LLMDownError
 from sira_seek.sira.prompts import MAX_RERANK_DOC_CHARS
 from sira_seek.sira.rerank import (
     LLMReranker,
@@ -129,7 +130,10 @@ def test_malformed_or_failed_answers_are_recorded_and_keep_their_bm25_position()
                     "document 3": '{"score": 80}', "document 4": "FAIL"})  # fmt: skip
     reranker = LLMReranker(llm, chat=False)
     try:
-        done = reranker.rerank("q", _hits(5), {**DOCS, "d4": ("FAIL", "")}, top_n=4)
+        # on_llm_failure="fallback": an unreachable call keeps its BM25 position
+        done = reranker.rerank(
+            "q", _hits(5), {**DOCS, "d4": ("FAIL", "")}, top_n=4, stop_when_down=False
+        )
     finally:
         reranker.close()
     # d2 (malformed) stays 2nd, d4 (call failed) stays 4th; d3 and d1 swap around them
@@ -139,6 +143,24 @@ def test_malformed_or_failed_answers_are_recorded_and_keep_their_bm25_position()
     assert errors[1] is not None and errors[1].startswith("malformed: no 0-100 score")
     assert errors[3] is not None and errors[3].startswith("unreachable")
     assert len(done.hits) == 5  # nothing dropped
+
+
+def test_an_llm_that_is_not_there_stops_the_rerank_naming_it() -> None:
+    """The default policy (on_llm_failure="error"): a list left in BM25 order is not passed
+    off as reranked; a malformed answer alone does not stop it."""
+    llm = _by_text({"document 1": '{"score": 5}', "document 2": "no score here",
+                    "document 3": "FAIL"})  # fmt: skip
+    reranker = LLMReranker(llm, chat=False, llm="openai:http://u:s3cret@llm.test/v1#m")
+    try:
+        done = reranker.rerank("q", _hits(5), DOCS, top_n=2)
+        assert done.calls[1].error is not None  # malformed: recorded, not raised
+        with pytest.raises(LLMDownError) as caught:
+            reranker.rerank("q", _hits(5), {**DOCS, "d3": ("FAIL", "")}, top_n=3)
+    finally:
+        reranker.close()
+    assert caught.value.kind == "unreachable"
+    assert "openai:http://***@llm.test/v1#m" in str(caught.value)
+    assert "s3cret" not in str(caught.value)
 
 
 def test_the_retriever_reranks_and_keeps_the_engine_rank(fake_backend: DFTableBackend) -> None:

@@ -1,0 +1,187 @@
+"""One policy for a failing LLM (``on_llm_failure``), in the workflows every front end calls:
+``search``, ``search_queries`` and ``evaluate_retrieval`` (batched and recorded).
+
+Above the LLM protocol: ``ScriptedLLMDouble`` stands in for the server (an
+``LLMCallError`` in its script is raised as a real client raises it) and the in-memory
+``SearchBackend`` double for the engine. ``error`` (the default) stops after one probe naming
+the LLM, its URL's password masked; ``fallback`` runs such queries as plain BM25 and counts
+them; a single bad answer (malformed, too long) is a counted fallback under either policy.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from in_memory_backend import InMemoryBackend
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from scripted_llm import ScriptedLLMDouble  # noqa: E402
+
+from sira_seek.corpus import Query  # noqa: E402
+from sira_seek.llm.errors import (  # noqa: E402
+    ContextTooLongError,
+    LLMTimeoutError,
+    ServerUnreachableError,
+)
+from sira_seek.workflows.errors import InvalidInput, Unavailable  # noqa: E402
+from sira_seek.workflows.evaluate import (  # noqa: E402
+    RetrievalEvaluationRequest,
+    evaluate_retrieval,
+)
+from sira_seek.workflows.search import (  # noqa: E402
+    FALLBACK_NOTE,
+    QueriesSearchRequest,
+    SearchRequest,
+    search,
+    search_queries,
+)
+
+SPEC = "openai:http://user:s3cret-pw@llm.test:8000/v1#m"
+SHOWN = "openai:http://***@llm.test:8000/v1#m"
+DOCS = {
+    "d1": {"title": "Fritz Lang films", "text": "Fritz Lang film. Fritz Lang film."},
+    "d2": {"title": "Metropolis", "text": "A Fritz Lang film about a city of machines."},
+    "d3": {"title": "Cinema", "text": "A film industry of Berlin studios."},
+    "d4": {"title": "Paris", "text": "Paris is the capital of France on the Seine."},
+}
+QUERIES = [
+    Query(id="q1", text="Fritz Lang film"),
+    Query(id="q2", text="capital of France"),
+    Query(id="q3", text="Berlin studios"),
+    Query(id="q4", text="city of machines"),
+]
+QRELS = {"q1": {"d2": 1}, "q2": {"d4": 1}, "q3": {"d3": 1}, "q4": {"d2": 1}}
+ANSWER = json.dumps({"keywords": ["machines"]})
+
+
+def _down() -> ServerUnreachableError:
+    return ServerUnreachableError(
+        "cannot reach the LLM server at http://user:s3cret-pw@llm.test:8000/v1/chat/completions"
+    )
+
+
+def _use(monkeypatch: pytest.MonkeyPatch, double: ScriptedLLMDouble) -> ScriptedLLMDouble:
+    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
+    return double
+
+
+def _evaluate(recorded: bool, tmp_path: Path, **values: Any) -> Any:
+    extra = {"save_run": tmp_path / "run.json"} if recorded else {}
+    request = RetrievalEvaluationRequest.build(
+        index="idx", queries=QUERIES, qrels=QRELS, method="sira", llm=SPEC, **extra, **values
+    )
+    return evaluate_retrieval(InMemoryBackend(DOCS), request)
+
+
+def _says_the_llm(error: BaseException) -> None:
+    text = str(error)
+    assert SHOWN in text and "not answering" in text
+    assert "s3cret-pw" not in text
+    assert "--on-llm-failure fallback" in text
+
+
+# -- error, the default: one probe, then a stop naming the LLM -----------------------------------
+@pytest.mark.parametrize("recorded", [False, True], ids=["batched", "recorded"])
+def test_an_evaluation_with_its_llm_down_stops_after_one_probe(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
+) -> None:
+    llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    with pytest.raises(Unavailable) as caught:
+        _evaluate(recorded, tmp_path)
+    _says_the_llm(caught.value)
+    assert len(llm.calls) == 1  # the probe: not one call (and its retries) per query
+    assert not (tmp_path / "run.json").exists()  # no record of a run that did not happen
+
+
+def test_a_timeout_stops_the_run_as_unreachable_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _use(monkeypatch, ScriptedLLMDouble(default=LLMTimeoutError("no answer in 60 s")))
+    with pytest.raises(Unavailable, match="timeout: no answer in 60 s"):
+        _evaluate(False, tmp_path)
+
+
+def test_an_llm_that_dies_after_the_probe_still_stops_the_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER], default=_down()))
+    with pytest.raises(Unavailable) as caught:
+        _evaluate(False, tmp_path)
+    _says_the_llm(caught.value)
+    assert len(llm.calls) == len(QUERIES)
+
+
+def test_a_single_search_with_its_llm_down_is_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    request = SearchRequest.build(query="Fritz Lang film", index="idx", method="sira", llm=SPEC)
+    with pytest.raises(Unavailable) as caught:
+        search(InMemoryBackend(DOCS), request)
+    _says_the_llm(caught.value)
+
+
+def test_search_queries_with_its_llm_down_stops_after_one_probe(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps({"_id": q.id, "text": q.text}) + "\n" for q in QUERIES))
+    llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    request = QueriesSearchRequest.build(queries=queries, index="idx", method="sira", llm=SPEC)
+    with pytest.raises(Unavailable):
+        search_queries(InMemoryBackend(DOCS), request)
+    assert len(llm.calls) == 1
+
+    llm.calls.clear()
+    fallback = QueriesSearchRequest.build(
+        queries=queries, index="idx", method="sira", llm=SPEC, on_llm_failure="fallback"
+    )
+    results = search_queries(InMemoryBackend(DOCS), fallback)
+    assert len(llm.calls) == len(QUERIES)
+    assert [r.fell_back_to_bm25 for r in results] == [True] * len(QUERIES)
+
+
+# -- fallback: every query tried, those without phrases counted and shown ------------------------
+@pytest.mark.parametrize("recorded", [False, True], ids=["batched", "recorded"])
+def test_fallback_finishes_and_counts_the_queries_run_as_bm25(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
+) -> None:
+    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
+    done = _evaluate(recorded, tmp_path, on_llm_failure="fallback")
+    assert len(llm.calls) == len(QUERIES)
+    assert done.metrics["fallbacks"] == 2 and done.metrics["queries"] == 4
+    assert any(f"{FALLBACK_NOTE} for 2 of 4 queries" in note for note in done.notes)
+
+
+def test_fallback_of_a_single_search_is_shown_in_the_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    request = SearchRequest.build(
+        query="Fritz Lang film", index="idx", method="sira", llm=SPEC, on_llm_failure="fallback"
+    )
+    result = search(InMemoryBackend(DOCS), request)
+    assert result.fell_back_to_bm25 and result.plain_bm25
+    assert result.to_search_json()["fell_back_to_bm25"] is True
+    assert any(note.startswith(FALLBACK_NOTE) for note in result.notes)
+
+
+def test_one_bad_answer_is_a_counted_fallback_not_a_stop(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A prompt too long for the model is that query's problem, not the LLM being down."""
+    too_long = ContextTooLongError("prompt too long")
+    _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, too_long], default=ANSWER))
+    done = _evaluate(False, tmp_path)
+    assert done.metrics["fallbacks"] == 1
+
+
+def test_bm25_has_no_fallbacks_and_the_policy_is_checked_once() -> None:
+    request = RetrievalEvaluationRequest.build(index="idx", queries=QUERIES, qrels=QRELS)
+    assert evaluate_retrieval(InMemoryBackend(DOCS), request).metrics["fallbacks"] == 0
+    with pytest.raises(InvalidInput, match="on_llm_failure"):
+        SearchRequest.build(query="q", index="idx", on_llm_failure="ignore")
