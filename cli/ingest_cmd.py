@@ -10,6 +10,7 @@ import click
 
 from sira_seek.corpus import ReadReport, corpus_file, read_corpus
 from sira_seek.ingest import ingest_corpus
+from sira_seek.workflows import validation
 
 from .exit_codes import BadInput, PartialFailure
 from .options import (
@@ -40,7 +41,11 @@ from .progress import count_lines, progress_bar
     show_default=True,
     help="Replica copies per shard of a new index (1+ survives losing a node of a cluster).",
 )
-@click.option("--recreate", is_flag=True, help="Delete the index first.")
+@click.option(
+    "--recreate",
+    is_flag=True,
+    help="Delete the index first (by its own name: not a pattern, list or alias).",
+)
 @json_option("Print the report as JSON.")
 @no_progress_option
 @cluster_options
@@ -61,10 +66,9 @@ def ingest(
     no valid record at all exits 2 before touching the cluster (nothing is created or
     written). Exits 3 (after the report) when the cluster refused some documents.
     """
+    validation.index_name(index)  # exit 2 before the file is read or the cluster reached
     _require_one_valid_record(path)
     backend = backend_from_options(kw)
-    if recreate:
-        backend.delete_index(index)
     progress = show_progress(no_progress=no_progress, as_json=as_json)
     # The file's line count gives the bar a total, hence an ETA (blank or bad lines are never
     # sent, so a file with some ends short of 100%).
@@ -75,7 +79,13 @@ def ingest(
         enabled=progress,
     ) as bar:
         report = ingest_corpus(
-            backend, index, path, shards=shards, replicas=replicas, on_progress=bar.update
+            backend,
+            index,
+            path,
+            shards=shards,
+            replicas=replicas,
+            recreate=recreate,
+            on_progress=bar.update,
         )
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2))

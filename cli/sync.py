@@ -24,7 +24,7 @@ from sira_seek.sync.checkpoint import RunStateStore
 from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
 from sira_seek.sync.index_status import index_sync_status
 from sira_seek.sync.mapping import MappingConflictError
-from sira_seek.sync.migrate import migrate_index
+from sira_seek.sync.migrate import check_migration_names, migrate_index
 from sira_seek.sync.resumable_scan import processed_by_run_query
 from sira_seek.sync.run_report import RunCounts, RunReport
 from sira_seek.sync.settings import SyncSettings
@@ -387,6 +387,7 @@ def migrate_cmd(
     For indexes whose mapping cannot take the enrichment fields in place. The old index is
     left as it is; the alias moves in one atomic request after every document is copied.
     """
+    check_migration_names(index, target, alias)  # exit 2 before any request
     backend = backend_from_options(kw)
     with tqdm(
         total=backend.count(index),

@@ -155,13 +155,14 @@ class SiraSeek:
 
         Safe to re-run: records are upserted by ``_id``, unchanged ones are no-ops, and
         enrichment written by sira-sync survives. DF is exact on any number of shards.
-        ``recreate`` deletes the index first.
+        ``recreate`` deletes the index first, by its concrete name only: a wildcard, a list,
+        ``_all`` or an alias raises ``InvalidInput`` before any request, and nothing changes.
         """
         from sira_seek.ingest import ingest_corpus
 
-        if recreate:
-            self._backend.delete_index(index)
-        return ingest_corpus(self._backend, index, Path(path), shards=shards, replicas=replicas)
+        return ingest_corpus(
+            self._backend, index, Path(path), shards=shards, replicas=replicas, recreate=recreate
+        )
 
     # -- retrieval -----------------------------------------------------------------------------
     def search(

@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from .backend import BulkItemError, SearchBackend
 from .corpus import BadRecord, Document, ReadReport, read_corpus
 from .fields import SOURCE_FIELDS
+from .workflows import validation
+from .workflows.errors import InvalidInput
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,32 @@ def check_ingest_target(backend: SearchBackend, index: str) -> None:
             )
 
 
+def delete_for_recreate(backend: SearchBackend, index: str) -> bool:
+    """Delete ``index`` so that ingest starts it afresh; True if there was one to delete.
+
+    Destructive, so it takes a concrete name only: ``index`` must pass the one index-name rule
+    (``validation.index_name``: no wildcard, list, ``_all`` or exclusion), checked before any
+    request, and must name an index, not an alias. An alias is refused even when it points at
+    one index: deleting that index drops the alias with it (and its filter, routing and write
+    flag), and ingest would then create an index under the alias's name, so the user names the
+    index instead. ``InvalidInput`` (field ``index``) either way; nothing is deleted.
+    """
+    validation.index_name(index)
+    indexes, _ = backend.resolve_name(index)
+    if not indexes:
+        return False
+    if indexes != [index]:
+        raise InvalidInput(
+            f"{index!r} is an alias of {len(indexes)} index(es) ({', '.join(indexes)}); "
+            "recreate deletes one index by its own name: give that index's name (its aliases "
+            "are deleted with it)",
+            field="index",
+        )
+    logger.info("recreate: deleting index %s", index)
+    backend.delete_index(index)
+    return True
+
+
 def ingest_corpus(
     backend: SearchBackend,
     index: str,
@@ -67,14 +95,20 @@ def ingest_corpus(
     *,
     shards: int = 1,
     replicas: int = 0,
+    recreate: bool = False,
     on_progress: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Upsert every good record by ``_id``; bad ones are reported with line numbers.
 
     Upserts (partial updates) rather than index operations: re-ingesting the same corpus
     changes nothing (no-ops), and enrichment fields written by sira-sync survive.
+    ``recreate`` deletes the index first, by its concrete name only (``delete_for_recreate``).
+    ``index`` is checked by the one index-name rule before any request (``InvalidInput``).
     """
     start = time.perf_counter()
+    validation.index_name(index)
+    if recreate:
+        delete_for_recreate(backend, index)
     check_ingest_target(backend, index)
     created = backend.ensure_corpus_index(index, shards=shards, replicas=replicas)
     report = IngestReport(index=index, created_index=created)

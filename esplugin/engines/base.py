@@ -36,7 +36,7 @@ from sira_seek.backend import (
 from sira_seek.fields import SUBFIELD_PARENT
 from sira_seek.index_layout import corpus_index_body
 
-from .errors import EngineRequestError, SiraSeekEngineError
+from .errors import EngineRequestError, NotConcreteNameError, SiraSeekEngineError
 
 BULK_CHUNK = 500
 # Scores from index-wide term statistics: a ranking must not depend on the shard layout. On a
@@ -93,6 +93,28 @@ def path_segment(name: str) -> str:
     reach another endpoint (``idx/_refresh``); the engines decode it after routing, so a
     wildcard or a list still means what it says."""
     return quote(name, safe="")
+
+
+NOT_CONCRETE_CHARS = frozenset("*?,")
+"""Characters that make an index expression name several indexes: wildcards and lists."""
+
+
+def concrete_name(name: str, *, action: str) -> str:
+    """``name`` when it can only mean one index or alias; else ``NotConcreteNameError``.
+
+    The engine layer's own guard for destructive calls, whatever the caller checked: a
+    wildcard or a list (``*``, ``?``, ``,``), ``_all`` or any name starting with ``_``, an
+    exclusion (``-x``, ``+x``), or blanks. ``expand_wildcards=none`` is not a substitute:
+    OpenSearch 2.19 then acknowledges ``DELETE /x*`` and ``DELETE /_all`` as no-ops but still
+    deletes every index of ``a,b``, and an alias there becomes a silent no-op instead of its
+    400 "matches an alias".
+    """
+    if not name or any(c in NOT_CONCRETE_CHARS or c.isspace() for c in name) or name[0] in "_-+":
+        raise NotConcreteNameError(
+            f"{action} takes one concrete index name, not {name!r}: wildcards, lists, "
+            "'_all' and exclusions are refused"
+        )
+    return name
 
 
 def context_lost(message: str) -> bool:
@@ -447,7 +469,14 @@ class RestBackend(ABC):
         return indexes, indexes[0] if len(indexes) == 1 else None
 
     def delete_index(self, index: str) -> None:
-        self.request("DELETE", f"/{path_segment(index)}", ignore=(404,))
+        """Delete one index by its concrete name (an absent one is not an error).
+
+        A pattern, list or ``_all`` is refused here (``concrete_name``) before any request:
+        OpenSearch's ``action.destructive_requires_name`` is false by default, so the engine
+        itself would expand ``DELETE /x*`` to every matching index. An alias is refused by both
+        engines (400 "matches an alias")."""
+        name = concrete_name(index, action="deleting an index")
+        self.request("DELETE", f"/{path_segment(name)}", ignore=(404,))
 
     def refresh(self, index: str) -> None:
         self.request("POST", f"/{path_segment(index)}/_refresh")
@@ -469,6 +498,7 @@ class RestBackend(ABC):
         retried until the deletes are gone or a minute passes. Each merge runs as a task and is
         polled, so a large index that outlasts one request timeout still finishes.
         """
+        concrete_name(index, action="expunging deletes")
         settle_until = time.monotonic() + 60.0
         while True:
             self._force_merge_expunge(index, timeout_s)
@@ -1117,6 +1147,15 @@ class RestBackend(ABC):
         return {index: sorted(body.get("aliases", {})) for index, body in raw.items()}
 
     def update_aliases(self, actions: Sequence[Mapping[str, Any]]) -> None:
+        """Apply alias actions in one atomic request; every index and alias they name must be
+        concrete (``concrete_name``): a pattern there would move or drop an alias on (or,
+        with ``remove_index``, delete) every index it matches."""
+        for action in actions:
+            for spec in action.values():
+                for key in ("index", "alias", "indices", "aliases"):
+                    names = spec.get(key, []) if isinstance(spec, Mapping) else []
+                    for name in [names] if isinstance(names, str) else names:
+                        concrete_name(name, action="changing an alias")
         self.request("POST", "/_aliases", body={"actions": [dict(a) for a in actions]})
 
     def explain(self, index: str, doc_id: str, query: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -1,6 +1,7 @@
 """Errors a user can act on; every message says what to do next."""
 
 from sira_seek.backend import EngineError
+from sira_seek.input_errors import InputError
 
 
 class SiraSeekEngineError(EngineError):
@@ -45,3 +46,10 @@ class MissingExtraError(SiraSeekEngineError):
         super().__init__(message)
         self.package = package
         self.extra = extra
+
+
+class NotConcreteNameError(InputError):
+    """A destructive call (delete, merge, alias change) was given a name that can mean more
+    than one index: a wildcard, a list, ``_all`` or an exclusion. Refused before any request,
+    so no caller can empty a cluster by passing a pattern; bad input on every front end.
+    """

@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from sira_seek.backend import SearchBackend
 from sira_seek.index_layout import analysis_variant, load_mapping_file
+from sira_seek.workflows import validation
+from sira_seek.workflows.errors import InvalidInput
 
 from .mapping import MappingConflictError, enrichment_properties
 
@@ -90,6 +92,37 @@ def _documents(backend: SearchBackend, index: str) -> Iterator[dict[str, Any]]:
             yield {"_id": hit.id, **(hit.source or {})}
 
 
+def check_migration_names(source_index: str, target_index: str, alias: str | None) -> None:
+    """Every name a migration reads, creates or moves is one concrete name by the one
+    index-name rule (no wildcard, list or ``_all``): ``InvalidInput`` before any request."""
+    validation.index_name(source_index, field="index")
+    validation.index_name(target_index, field="into")
+    if alias is not None:
+        validation.index_name(alias, field="alias")
+
+
+def _check_alias_to_move(backend: SearchBackend, alias: str, source_concrete: str) -> None:
+    """``alias`` is a new name or an alias of at most one index, never an index itself.
+
+    Moving an alias takes it off every index it points at: an alias of several would leave
+    searchers without all but one of them, so it is refused (``InvalidInput``, field
+    ``alias``) before the copy starts."""
+    indexes, _ = backend.resolve_name(alias)
+    if indexes == [alias]:
+        hint = (
+            "point searchers at an alias first, or use the new index's name"
+            if alias == source_concrete
+            else "give an alias name"
+        )
+        raise InvalidInput(f"{alias!r} is an index, not an alias: {hint}", field="alias")
+    if len(indexes) > 1:
+        raise InvalidInput(
+            f"{alias!r} points at {len(indexes)} indexes ({', '.join(indexes)}); moving it "
+            "would take all of them out of it: give an alias of one index",
+            field="alias",
+        )
+
+
 def migrate_index(
     backend: SearchBackend,
     source_index: str,
@@ -99,18 +132,25 @@ def migrate_index(
     shards: int = 1,
     on_copied: Callable[[int], None] | None = None,
 ) -> MigrationReport:
-    """Create ``target_index``, copy every document, and move ``alias`` to it if given."""
+    """Create ``target_index``, copy every document, and move ``alias`` to it if given.
+
+    Names are concrete only (``check_migration_names``); ``alias``, if it exists, points at
+    one index at most. Both are checked before anything is created or moved."""
+    check_migration_names(source_index, target_index, alias)
     if backend.index_exists(target_index):
         raise MappingConflictError(f"{target_index!r} already exists; pick a new index name")
     concrete = list(backend.aliases(source_index))
-    if len(concrete) != 1:
+    if len(concrete) > 1:
+        raise InvalidInput(
+            f"{source_index!r} is an alias of {len(concrete)} indexes ({', '.join(concrete)}): "
+            "name the one index to copy",
+            field="index",
+        )
+    if not concrete:
         raise MappingConflictError(f"{source_index!r} must name exactly one index to copy")
     source_concrete = concrete[0]
-    if alias is not None and alias == source_concrete:
-        raise MappingConflictError(
-            f"{alias!r} is an index, not an alias: point searchers at an alias first, or use "
-            "the new index's name"
-        )
+    if alias is not None:
+        _check_alias_to_move(backend, alias, source_concrete)
     backend.create_index(target_index, target_index_body(backend, source_concrete, shards=shards))
     copied = 0
     batch: list[dict[str, Any]] = []

@@ -207,11 +207,14 @@ def enrich(
     ``report.counts.write_errors`` (the documents keep their previous state).
     """
     from sira_seek.sync.checkpoint import RunStateStore
-    from sira_seek.sync.expunge import expunge_deletes
+    from sira_seek.sync.expunge import expunge_deletes, expunge_target
     from sira_seek.sync.runner import SyncRunner
 
     say = notice or logger.warning
     with classified():
+        if request.expunge_deletes and not request.dry_run:
+            # A merge takes one concrete index: refuse an alias of several before any LLM work.
+            expunge_target(backend_of(source), request.index)
         with prepare(request, generates=not request.dry_run, notice=notice) as run:
             backend = backend_of(source)
             store = RunStateStore(run.settings.state_dir, request.index, run.slice_spec)
