@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from sira_seek.corpus import ReadReport, corpus_file, read_corpus
-from sira_seek.ingest import ingest_corpus
+from sira_seek.ingest import delete_for_recreate, ingest_corpus
 from sira_seek.workflows import validation
 
 from .exit_codes import BadInput, PartialFailure
@@ -69,6 +69,8 @@ def ingest(
     validation.index_name(index)  # exit 2 before the file is read or the cluster reached
     _require_one_valid_record(path)
     backend = backend_from_options(kw)
+    if recreate:  # refused or done before the progress bar shows
+        delete_for_recreate(backend, index)
     progress = show_progress(no_progress=no_progress, as_json=as_json)
     # The file's line count gives the bar a total, hence an ETA (blank or bad lines are never
     # sent, so a file with some ends short of 100%).
@@ -84,7 +86,6 @@ def ingest(
             path,
             shards=shards,
             replicas=replicas,
-            recreate=recreate,
             on_progress=bar.update,
         )
     if as_json:

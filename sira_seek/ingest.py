@@ -78,9 +78,8 @@ def delete_for_recreate(backend: SearchBackend, index: str) -> bool:
         return False
     if indexes != [index]:
         raise InvalidInput(
-            f"{index!r} is an alias of {len(indexes)} index(es) ({', '.join(indexes)}); "
-            "recreate deletes one index by its own name: give that index's name (its aliases "
-            "are deleted with it)",
+            f"{index!r} is an alias (of {', '.join(indexes)}); recreate deletes one index by "
+            "its own name: give that index's name (its aliases are deleted with it)",
             field="index",
         )
     logger.info("recreate: deleting index %s", index)
