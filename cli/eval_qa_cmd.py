@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from sira_seek.metrics.information_gain import DEFAULT_DIG_EDGES, DIG_EDGES, DigParameters
 from sira_seek.metrics.qa import ANSWER_EXTRACTIONS
 from sira_seek.workflows.evaluate_qa import QAEvaluation, QAEvaluationRequest, evaluate_qa
 
@@ -77,6 +78,17 @@ from .seek_options import SeekChoices, index_option, seek_options
     "stops, gists and seconds per question.",
 )
 @click.option(
+    "--dig-edges",
+    type=click.Choice(DIG_EDGES),
+    default=DEFAULT_DIG_EDGES,
+    show_default=True,
+    help="DIG (Eq. 14) at the answer's ends, which the SEEK paper does not define: `zero` "
+    "counts positions outside the answer as 0 and still divides by W (a one-token answer's "
+    "confidence is then at most about 0.59), `clip` clips the window to the answer. The "
+    "paper gives no values for W, k, alpha or omega either: ours are W=3, k=3, alpha=0.6, "
+    "omega=0.8 each, echoed in the report.",
+)
+@click.option(
     "--qrels",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
@@ -124,6 +136,7 @@ def eval_qa(
     Exits 3 (after printing the scores) when some questions failed.
     """
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
+    options["dig"] = DigParameters(edges=options.pop("dig_edges"))
     request = QAEvaluationRequest.build(
         questions=qa_path,
         index=index,

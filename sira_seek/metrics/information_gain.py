@@ -13,12 +13,21 @@ the token probabilities p(t_i) in two steps:
 
       p_s(t_i) = (1/W) * sum_{j = i - floor(W/2)}^{i + floor(W/2)} p(t_j)
 
-  Always divided by W. The sum runs over positions j of the answer; at its ends the window
-  reaches positions that hold no answer token, and we read those as contributing 0 (p(t_j) =
-  0 outside 1..|y|), not as a shorter window: the formula's 1/W is kept literally. So an edge
-  token's smoothed probability is at most (floor(W/2) + 1) / W, and a one-token answer's at
-  most 1/W. W must be odd: only then does the window hold exactly W positions (an even W would
-  sum W + 1 of them over W).
+  The paper does not say what the window holds at the answer's ends, where it reaches
+  positions with no answer token. Two readings are available (`DigParameters.edges`):
+
+  - ``zero`` (the default, and this project's reading before both were offered): positions
+    outside 1..|y| contribute p(t_j) = 0 and the sum is still divided by W, the formula's 1/W
+    taken literally. An edge token's smoothed probability is then at most
+    (floor(W/2) + 1) / W, and a one-token answer's at most 1/W: with the defaults (W = 3,
+    alpha = 0.6, omega_1 = 0.8) a one-token answer's confidence, and so its DIG, is capped
+    near (1/3)^0.48 = 0.59.
+  - ``clip``: the window is clipped to the answer and the sum divided by the number of
+    positions it still holds (a mean over the answer tokens in reach), so a certain answer
+    has confidence 1 whatever its length.
+
+  W must be odd: only then does the window hold exactly W positions (an even W would sum
+  W + 1 of them over W).
 
 * **Token importance weighting** (Eq. 15), `dig_confidence`:
 
@@ -29,11 +38,12 @@ the token probabilities p(t_i) in two steps:
   omega_|y|) and an empty second product.
 
 The parameters W, k, alpha and omega (`DigParameters`). The SEEK paper names them without
-values; InfoGain-RAG's own text, which would state them, could not be read here. Our defaults
-are W = 3, k = 3, alpha = 0.6 and omega = (0.8, 0.8, 0.8): the values a third-party
-replication of InfoGain-RAG (not the authors' code, and unverified against the paper) gives
-as the paper's, with omega the same weight for each of the first k tokens. They are therefore
-our choice; every DIG report echoes the four values it was computed with.
+values (and says nothing of the edges, above); InfoGain-RAG's own text, which would state
+them, could not be read here. Our defaults are W = 3, k = 3, alpha = 0.6 and omega = (0.8,
+0.8, 0.8): the values a third-party replication of InfoGain-RAG (not the authors' code, and
+unverified against the paper) gives as the paper's, with omega the same weight for each of
+the first k tokens. They are therefore our choice; every DIG report echoes the four values
+and the edge reading it was computed with.
 
 Here O is everything the method answered from (SEEK: the completed sketch; Iter-RetGen: the
 last round's documents; ReWOO: the plan's evidence), which `SeekResult.answer_context`
@@ -52,11 +62,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 Weight = Annotated[float, Field(ge=0.0, allow_inf_nan=False)]
+
+DigEdges = Literal["zero", "clip"]
+"""Eq. 14 at the answer's ends (the paper is silent): ``zero`` counts positions outside the
+answer as 0 and divides by W; ``clip`` divides by the positions inside the answer."""
+
+DIG_EDGES: tuple[DigEdges, ...] = ("zero", "clip")
+DEFAULT_DIG_EDGES: DigEdges = "zero"
 
 
 class DigParameters(BaseModel):
@@ -79,6 +96,12 @@ class DigParameters(BaseModel):
     omega: tuple[Weight, ...] = Field(
         default=(0.8, 0.8, 0.8), description="Eq. 15: omega_1 .. omega_k, one weight a token"
     )
+    edges: DigEdges = Field(
+        default=DEFAULT_DIG_EDGES,
+        description="Eq. 14 at the answer's ends, which the paper leaves undefined: 'zero' "
+        "(positions outside the answer count 0, divided by W) or 'clip' (the window clipped to "
+        "the answer)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DigParameters:
@@ -89,21 +112,30 @@ class DigParameters(BaseModel):
         return self
 
     def describe(self) -> str:
-        """``W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8)``: the values, for text reports."""
+        """``W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8), edges=zero``: the values, for text
+        reports."""
         omega = ", ".join(f"{w:g}" for w in self.omega)
-        return f"W={self.W}, k={self.k}, alpha={self.alpha:g}, omega=({omega})"
+        return f"W={self.W}, k={self.k}, alpha={self.alpha:g}, omega=({omega}), edges={self.edges}"
 
 
-def smoothed_probabilities(logprobs: Sequence[float], window: int) -> list[float]:
-    """Eq. 14: p_s(t_i) = (1/W) * sum of p(t_j) for |j - i| <= floor(W/2), j within the answer
-    (positions outside it contribute 0; the division is by W even at the edges)."""
+def smoothed_probabilities(
+    logprobs: Sequence[float], window: int, edges: DigEdges = DEFAULT_DIG_EDGES
+) -> list[float]:
+    """Eq. 14: p_s(t_i) = (1/W) * sum of p(t_j) for |j - i| <= floor(W/2), j within the answer.
+
+    ``edges="zero"``: positions outside the answer contribute 0 and the division is by W even
+    at the ends. ``edges="clip"``: the division is by the positions inside the answer."""
     if not logprobs:
         raise ValueError("an answer with no tokens has no confidence")
     if window < 1 or window % 2 == 0:
         raise ValueError(f"the window must be odd and at least 1, not {window}")
     probs = [math.exp(v) for v in logprobs]
     half = window // 2
-    return [sum(probs[max(0, i - half) : i + half + 1]) / window for i in range(len(probs))]
+    smoothed = []
+    for i in range(len(probs)):
+        near = probs[max(0, i - half) : i + half + 1]
+        smoothed.append(sum(near) / (window if edges == "zero" else len(near)))
+    return smoothed
 
 
 def dig_confidence(logprobs: Sequence[float], parameters: DigParameters | None = None) -> float:
@@ -113,7 +145,7 @@ def dig_confidence(logprobs: Sequence[float], parameters: DigParameters | None =
     1 - alpha, and all are multiplied.
     """
     p = parameters or DigParameters()
-    smoothed = smoothed_probabilities(logprobs, p.W)
+    smoothed = smoothed_probabilities(logprobs, p.W, p.edges)
     head = min(p.k, len(smoothed))
     return math.prod(
         [smoothed[i] ** (p.omega[i] * p.alpha) for i in range(head)]
@@ -128,16 +160,7 @@ def smoothed_geometric_confidence(logprobs: Sequence[float], window: int = 3) ->
     The confidence this project used for DIG before Eq. 14-15 were available: length-normalised
     and without head weighting. Kept for comparing with scores reported then.
     """
-    if not logprobs:
-        raise ValueError("an answer with no tokens has no confidence")
-    if window < 1:
-        raise ValueError("window must be at least 1")
-    probs = [math.exp(v) for v in logprobs]
-    half = window // 2
-    smoothed = []
-    for i in range(len(probs)):
-        near = probs[max(0, i - half) : i + half + 1]
-        smoothed.append(sum(near) / len(near))
+    smoothed = smoothed_probabilities(logprobs, window, "clip")
     return math.exp(sum(math.log(p) for p in smoothed) / len(smoothed))
 
 

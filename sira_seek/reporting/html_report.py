@@ -141,7 +141,10 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("new_document_share", "share of retrieved documents new when retrieved"),
     ("dig", "DIG (gold-answer confidence with the knowledge minus without)"),
     ("dig_questions", "questions with DIG scored"),
-    ("dig_parameters", "DIG parameters (Eq. 14-15: window W, first k tokens, alpha, omega)"),
+    (
+        "dig_parameters",
+        "DIG parameters (Eq. 14-15: window W, first k tokens, alpha, omega; edge reading)",
+    ),
     ("max_subquery_recall_at_5", "maximum sub-query Recall@5 (answer-containing documents; A.5)"),
     ("max_subquery_recall_questions", "questions with gold answers"),
     ("qrels_subquery_recall_at_5", "maximum sub-query Recall@5 over judged documents"),

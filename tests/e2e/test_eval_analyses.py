@@ -241,7 +241,13 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     # DIG, scored by the same in-process model: every question has gold answers and a sketch.
     assert diag["dig_unavailable"] is None and diag["dig_questions"] == CPU_QUESTIONS
     # Eq. 14-15's parameters are echoed beside it (the defaults: no option sets them).
-    assert diag["dig_parameters"] == {"W": 3, "k": 3, "alpha": 0.6, "omega": [0.8, 0.8, 0.8]}
+    assert diag["dig_parameters"] == {
+        "W": 3,
+        "k": 3,
+        "alpha": 0.6,
+        "omega": [0.8, 0.8, 0.8],
+        "edges": "zero",
+    }
     rows = diag["per_question"]
     for row in rows:
         with_k = row["answer_confidence_with_knowledge"]
@@ -283,7 +289,8 @@ def test_eval_qa_diagnostics_json_with_the_cpu_model(
     page = html.read_text(encoding="utf-8")
     assert "<h2>SEEK analyses</h2>" in page
     assert f'<td data-key="dig">{diag["dig"]:.4f}</td>' in page
-    assert '<td data-key="dig_parameters">W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8)</td>' in page
+    dig_with = "W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8), edges=zero"
+    assert f'<td data-key="dig_parameters">{dig_with}</td>' in page
     share = diag["new_document_share"]
     assert f'<td data-key="new_document_share">{share:.4f}</td>' in page
     assert "performance across iterations (Fig. 6a)" in page and "(Fig. 4b)" in page

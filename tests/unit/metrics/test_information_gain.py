@@ -63,6 +63,26 @@ def test_eq14_divides_by_w_at_the_edges() -> None:
         smoothed_probabilities([0.0], 4)
 
 
+def test_eq14_clipped_edges_divide_by_the_positions_inside_the_answer() -> None:
+    # The other reading of the edges: a certain answer is certain at every position.
+    assert DigParameters().edges == "zero"  # the default: today's reading
+    assert smoothed_probabilities([0.0, 0.0, 0.0, 0.0], 3, "clip") == pytest.approx([1.0] * 4)
+    # p = 0.9, 0.6, 0.8 with W = 3: (0.9+0.6)/2, (0.9+0.6+0.8)/3, (0.6+0.8)/2.
+    three = [math.log(0.9), math.log(0.6), math.log(0.8)]
+    assert smoothed_probabilities(three, 3, "clip") == pytest.approx([0.75, 2.3 / 3, 0.7])
+    assert smoothed_probabilities(three, 3, "zero") == pytest.approx([0.5, 2.3 / 3, 1.4 / 3])
+    # A one-token answer: the window holds only it, so p_s = p (not p / W).
+    assert smoothed_probabilities([math.log(0.9)], 5, "clip") == pytest.approx([0.9])
+    clip = DigParameters(edges="clip")
+    # One certain token: capped at (1/3) ** 0.48 = 0.59 under "zero", 1 under "clip".
+    assert dig_confidence([0.0]) == pytest.approx((1 / 3) ** 0.48)
+    assert dig_confidence([0.0], clip) == pytest.approx(1.0)
+    assert dig_confidence(three, clip) == pytest.approx(0.75**0.48 * (2.3 / 3) ** 0.48 * 0.7**0.48)
+    assert clip.describe().endswith("edges=clip")
+    with pytest.raises(ValidationError):
+        DigParameters(edges="shrink")  # type: ignore[arg-type]
+
+
 def test_k_longer_than_the_answer_weights_only_the_tokens_it_has() -> None:
     # Two tokens, k = 3: both are in the first product (omega_1, omega_2), none in the second;
     # omega_3 is never used. W = 1: p_s = p.
@@ -83,8 +103,14 @@ def test_k_longer_than_the_answer_weights_only_the_tokens_it_has() -> None:
 def test_parameters_have_documented_defaults_and_are_validated() -> None:
     p = DigParameters()
     assert (p.W, p.k, p.alpha, p.omega) == (3, 3, 0.6, (0.8, 0.8, 0.8))
-    assert p.describe() == "W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8)"
-    assert p.model_dump(mode="json") == {"W": 3, "k": 3, "alpha": 0.6, "omega": [0.8, 0.8, 0.8]}
+    assert p.describe() == "W=3, k=3, alpha=0.6, omega=(0.8, 0.8, 0.8), edges=zero"
+    assert p.model_dump(mode="json") == {
+        "W": 3,
+        "k": 3,
+        "alpha": 0.6,
+        "omega": [0.8, 0.8, 0.8],
+        "edges": "zero",
+    }
     bad: list[dict[str, object]] = [
         {"W": 2},  # even: Eq. 14 would sum W + 1 positions
         {"W": 0},
@@ -126,7 +152,7 @@ def test_dig_is_with_minus_without_and_the_run_mean_skips_missing_gains() -> Non
     up = AnswerGain(id="up", gold="x", with_knowledge=0.75, without_knowledge=0.25)
     down = AnswerGain(id="down", gold="x", with_knowledge=0.25, without_knowledge=0.5)
     assert up.dig == 0.5 and down.dig == -0.25
-    parameters = DigParameters(W=5, k=1, alpha=0.5, omega=(1.0,))
+    parameters = DigParameters(W=5, k=1, alpha=0.5, omega=(1.0,), edges="clip")
     gains = InformationGains(by_id={"up": up, "down": down, "closed": None}, parameters=parameters)
     traces = [QuestionTrace(id=q) for q in ("up", "down", "closed")]
     report = seek_diagnostics(traces, gains=gains)
@@ -138,6 +164,7 @@ def test_dig_is_with_minus_without_and_the_run_mean_skips_missing_gains() -> Non
         "k": 1,
         "alpha": 0.5,
         "omega": [1.0],
+        "edges": "clip",
     }
     rows = {r.id: r for r in report.per_question}
     assert rows["down"].answer_confidence_without_knowledge == 0.5 and rows["closed"].dig is None

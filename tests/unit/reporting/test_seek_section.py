@@ -58,17 +58,18 @@ def test_retrieval_report_gains_the_section_only_when_given() -> None:
 
 
 def test_dig_parameters_are_named_in_the_html_and_text_reports() -> None:
-    parameters = DigParameters(W=5, k=2, alpha=0.5, omega=(1.0, 0.5))
+    parameters = DigParameters(W=5, k=2, alpha=0.5, omega=(1.0, 0.5), edges="clip")
     gain = AnswerGain(id="q1", gold="g", with_knowledge=0.5, without_knowledge=0.25)
     gains = InformationGains(by_id={"q1": gain}, parameters=parameters)
     diag = seek_diagnostics([QuestionTrace(id="q1")], gains=gains)
     page = render_seek_report({"seek": diag})
     assert '<td data-key="dig">0.2500</td>' in page
-    assert '<td data-key="dig_parameters">W=5, k=2, alpha=0.5, omega=(1, 0.5)</td>' in page
+    named = "W=5, k=2, alpha=0.5, omega=(1, 0.5), edges=clip"  # the edge reading too
+    assert f'<td data-key="dig_parameters">{named}</td>' in page
     assert "Eq. 13-15" in page
     text = format_diagnostics(diag)
     assert "DIG                        0.2500 (1 questions)" in text
-    assert "DIG parameters (Eq. 14-15) W=5, k=2, alpha=0.5, omega=(1, 0.5)" in text
+    assert f"DIG parameters (Eq. 14-15) {named}" in text
     # Without DIG computed, no parameters are claimed.
     assert '<td data-key="dig_parameters">–</td>' in render_seek_report({"s": _diagnostics()})
     assert "DIG parameters (Eq. 14-15) n/a" in format_diagnostics(_diagnostics())

@@ -212,9 +212,10 @@ def test_without_gists_keeps_only_the_filled_knowledge() -> None:
 def test_the_options_on_the_command_line(tmp_path: Path, llm: ScriptedSeekLLMDouble) -> None:
     args = ["eval", "qa", "--qa", str(_questions(tmp_path)), "--method", "vanilla-llm"]
     args += ["--llm", "openai:http://127.0.0.1:9/v1#m", "--per-iteration", "--slot-ablation"]
-    done = CliRunner().invoke(cli, [*args, "--json"])
+    done = CliRunner().invoke(cli, [*args, "--json", "--dig-edges", "clip"])
     assert done.exit_code == 0, done.output
     diag = json.loads(done.stdout)["diagnostics"]
+    assert diag["dig_parameters"]["edges"] == "clip"  # the reading asked for reaches DIG
     # A closed-book run has no iterations, no sketch and no retrieved passages.
     assert diag["performance_by_iteration"] == []
     assert "no question has answers by iteration" in diag["performance_by_iteration_unavailable"]
@@ -225,5 +226,6 @@ def test_the_options_on_the_command_line(tmp_path: Path, llm: ScriptedSeekLLMDou
     assert diag["max_subquery_recall_at_5"] is None
     text = CliRunner().invoke(cli, args)
     assert text.exit_code == 0, text.output
+    assert "omega=(0.8, 0.8, 0.8), edges=zero" in text.stdout  # the default, named
     assert "performance by iteration   n/a" in text.stdout
     assert "slot ablation              n/a" in text.stdout
