@@ -20,6 +20,7 @@ from sira_seek.ingest import IngestReport, ingest_corpus
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.metrics.qa import cover_em
 from sira_seek.metrics.run_record import RunRecord
+from sira_seek.redaction import write_masked_text
 from sira_seek.reporting.html_report import render_report
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.workflows.errors import InvalidInput
@@ -378,8 +379,9 @@ def _write_report(records: list[RunRecord], out: Path) -> Path:
     for record, path in zip(records, _run_files(records, out), strict=True):
         record.save(path)
     report_path = out / "report.html"
-    report_path.write_text(
-        render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA")
+    write_masked_text(
+        report_path,
+        render_report(records, title="sira-seek demo: BM25 vs SIRA on wikimh / HotpotQA"),
     )
     return report_path
 

@@ -26,6 +26,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DEBUG_ENV = "SIRA_SEEK_DEBUG"
 _DEBUG_META = "sira_seek.debug"
+REDACTOR_META = "sira_seek.redactor"
+"""Where a command's ``Redactor`` is kept (``ctx.meta``, shared by the whole context tree) for
+the group to mask a traceback that leaves the command (``friendly_errors`` sets it)."""
 
 
 def debug_requested(ctx: click.Context | None = None) -> bool:
@@ -116,9 +119,24 @@ class DebuggableGroup(click.Group):
     Commands turn known failures into ``click.ClickException(...) from None``; under
     ``--debug`` the exception they were made from is raised instead, with its traceback.
     Errors made from nothing (usage errors) stay one line.
+
+    A traceback that leaves the command this way, or a bug's, is printed masked by the
+    command's ``Redactor`` (else the configured one: ``SIRA_SEEK_*`` variables and shapes):
+    the exception message may carry a cluster or LLM URL with its password.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own: a masked one-line message or an exit code, no traceback
+        except Exception:
+            from sira_seek.redaction import Redactor, mask_uncaught
+
+            mask_uncaught(ctx.meta.get(REDACTOR_META) or Redactor.configured())
+            raise
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:

@@ -54,6 +54,9 @@ def llm_install(what: str) -> None:
     `sira-seek llm up`. The installer's output is shown as it runs; its exit code is this
     command's.
     """
+    # No friendly_errors (no output masking): the installer writes straight to the terminal
+    # (its own process), and neither it nor this command reads a credential, an LLM spec or
+    # a cluster URL: there is no secret here to print.
     bash = shutil.which("bash")
     if bash is None:
         raise click.ClickException(f"sira-seek llm install {what} needs bash, which is not on PATH")

@@ -191,6 +191,7 @@ def node_down(
 
 @node.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print the running nodes as JSON.")
+@friendly_errors
 def node_status(as_json: bool) -> None:
     """List running local nodes; a cluster is one entry listing its members."""
     found = running_deployments(NodeSettings())

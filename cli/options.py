@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -37,7 +38,7 @@ from sira_seek.workflows.errors import (
 )
 
 from .exit_codes import BadInput, EngineFailure, ExitCode
-from .groups import debug_requested
+from .groups import REDACTOR_META, debug_requested
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -212,14 +213,21 @@ def as_click_error(exc: BaseException, given: Sequence[Path] = ()) -> click.Clic
 
 def command_redactor(params: dict[str, Any]) -> Redactor:
     """The secrets of one command: its cluster and LLM options (given as flags or read from
-    their variables) and every other ``SIRA_SEEK_*`` variable that holds one."""
+    their variables) and every other ``SIRA_SEEK_*`` variable that holds one. The LLM spec is
+    ``llm`` or ``llm_spec``; several cluster URLs (``urls``) count as one list."""
     text = {k: v for k, v in params.items() if isinstance(v, str)}
+    for grouped in params.values():  # options gathered in one value (``SeekChoices``)
+        if dataclasses.is_dataclass(grouped):
+            for k, v in vars(grouped).items():
+                if isinstance(v, str):
+                    text.setdefault(k, v)
+    urls = [text.get("url"), *(u for u in params.get("urls") or () if isinstance(u, str))]
     return Redactor.configured(
-        url=text.get("url"),
+        url=",".join(u for u in urls if u),
         password=text.get("password"),
         api_key=text.get("api_key"),
         cloud_id=text.get("cloud_id"),
-        llm=text.get("llm"),
+        llm=text.get("llm") or text.get("llm_spec"),
     )
 
 
@@ -229,7 +237,8 @@ def friendly_errors(func: F) -> F:
 
     Everything the command writes (stdout, stderr, log lines, the error message) passes
     through the command's ``Redactor`` (``command_redactor``): no password, key or
-    credential-carrying URL leaves in its output.
+    credential-carrying URL leaves in its output; a traceback that leaves the command (a bug,
+    or ``--debug``) is printed masked by it too (``DebuggableGroup``).
 
     Under ``--debug`` (or ``SIRA_SEEK_DEBUG=1``) known failures are re-raised as they are
     too, so the traceback shows where they came from.
@@ -252,6 +261,9 @@ def friendly_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         redact = command_redactor(kwargs)
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None:
+            ctx.meta[REDACTOR_META] = redact  # for the group, should a traceback leave
         try:
             with redacted_output(redact):
                 return mapped(*args, **kwargs)
@@ -261,6 +273,7 @@ def friendly_errors(func: F) -> F:
             cast(Any, exc).message = redact(exc.message)
             raise
 
+    wrapper.masks_output = True  # type: ignore[attr-defined]  # checked for every command
     return wrapper  # type: ignore[return-value]
 
 

@@ -17,7 +17,7 @@ from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.evaluate_qa import score_prediction_file
 
 from .exit_codes import BadInput
-from .options import json_option
+from .options import friendly_errors, json_option
 
 
 def qa_json(scores: QAScores) -> dict[str, float | int]:
@@ -46,6 +46,7 @@ def format_table(scores: QAScores) -> str:
     "(`pred_ans` or `prediction`).",
 )
 @json_option("Print the scores as one JSON object.")
+@friendly_errors
 def qa_score(predictions_path: Path, as_json: bool) -> None:
     """Score a prediction file with Cover-EM, EM and token F1, equal to the SEEK authors' scorer.
 

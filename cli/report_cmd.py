@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from sira_seek.metrics.run_record import RunRecord
+from sira_seek.redaction import write_masked_text
 from sira_seek.reporting.browser import BrowserUnavailableError, screenshot
 from sira_seek.reporting.html_report import pick_baseline, render_report
 
@@ -51,7 +52,7 @@ def report(
     records = [RunRecord.load(p) for p in runs]
     # The run compared against, named once: the HTML and --json say the same one.
     base = pick_baseline(records, baseline).name
-    out.write_text(render_report(records, baseline=base, title=title), encoding="utf-8")
+    write_masked_text(out, render_report(records, baseline=base, title=title))
     console_errors: list[str] = []
     if png is not None:
         try:

@@ -29,7 +29,13 @@ from sira_seek.workflows.errors import InvalidInput, validation_message
 from .access import api_keys_option, is_loopback, server_keys
 from .exit_codes import BadInput, EngineFailure
 from .groups import debug_requested
-from .options import cluster_options, cluster_settings, json_option, require_extra
+from .options import (
+    cluster_options,
+    cluster_settings,
+    friendly_errors,
+    json_option,
+    require_extra,
+)
 
 if TYPE_CHECKING:  # the serve extra (fastapi, uvicorn) is imported only when serving
     import socket
@@ -137,6 +143,7 @@ own domain name, which is refused)."""
     "then serve."
 )
 @cluster_options
+@friendly_errors  # its output and log lines masked; the workers mask their own logs
 def serve(
     host: str,
     port: int,

@@ -19,6 +19,7 @@ import click
 from tqdm import tqdm
 
 from sira_seek.backend import SearchBackend
+from sira_seek.redaction import write_masked_text
 from sira_seek.sync.batch_requests import export_requests
 from sira_seek.sync.checkpoint import RunStateStore
 from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
@@ -249,7 +250,7 @@ def _render_report(report: RunReport, report_path: Path | None, as_json: bool) -
     """The report on stdout (and in ``--report``); exit 3 when the cluster refused writes."""
     if report_path is not None:
         report_path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        write_masked_text(report_path, report.model_dump_json(indent=2))
     click.echo(report.model_dump_json(indent=2) if as_json else _summary(report))
     if report.failures_file and report.counts.failed:
         click.echo(f"failures (doc id, raw answer) in {report.failures_file}", err=True)

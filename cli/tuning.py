@@ -20,6 +20,8 @@ from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.tuning import tune
 from sira_seek.workflows.sira_setup import choose_expander
 
+from .options import friendly_errors
+
 
 @click.command()
 @click.option("--url", "urls", multiple=True, required=True)
@@ -42,6 +44,7 @@ from sira_seek.workflows.sira_setup import choose_expander
 )
 @click.option("--dev", type=int, default=50, show_default=True)
 @click.option("--max-loss", type=float, default=0.01, show_default=True)
+@friendly_errors  # the --url values may carry user-info: every line it prints is masked
 def main(
     urls: tuple[str, ...],
     index: str,

@@ -13,20 +13,32 @@ with ``***``,
   Elastic Cloud id, the password and secret parameters spelled inside the cluster URL or an LLM
   spec (``openai:http://u:p@host/v1#m``), the LLM API key, the service's own API keys, from
   the arguments given and from the ``SIRA_SEEK_*`` variables the settings read - each also
-  URL-encoded, URL-decoded and JSON-escaped.
+  URL-encoded, URL-decoded, JSON-escaped and HTML-escaped.
+
+The files the library writes (predictions, traces, checkpoints, run records, HTML reports,
+``sira-sync --report``) go through ``write_masked_text`` or ``output_redactor``: under a
+command, the command's own ``Redactor`` (``redacted_output`` makes it the active one); from
+the library alone, ``Redactor.configured()`` (the ``SIRA_SEEK_*`` variables and every secret
+by its shape: a password passed in code is not known there). A traceback the command line
+lets through (a bug, or ``--debug``) is printed masked too (``mask_uncaught``).
 
 Only the standard library: every layer may import it (the CLI at start-up included).
 """
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import logging
 import os
 import re
+import sys
+import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
 from typing import Any, TextIO
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
@@ -80,8 +92,10 @@ _URL = re.compile(_SCHEME + r"[^\s'\"<>]+")
 
 
 def _spellings(secret: str) -> set[str]:
-    """A secret as it may appear in a message: itself, URL-encoded, URL-decoded, JSON-escaped."""
+    """A secret as it may appear in a message: itself, URL-encoded, URL-decoded, JSON-escaped,
+    HTML-escaped (a report)."""
     forms = {secret, quote(secret, safe=""), quote_plus(secret, safe=""), unquote(secret)}
+    forms |= {html.escape(f) for f in list(forms)}
     forms |= {json.dumps(f, ensure_ascii=True)[1:-1] for f in list(forms)}
     forms |= {json.dumps(f, ensure_ascii=False)[1:-1] for f in list(forms)}
     return {f for f in forms if len(f) >= MIN_SECRET_CHARS}
@@ -298,17 +312,67 @@ class RedactingStream(io.TextIOBase):
         return getattr(self._stream, name)
 
 
+_ACTIVE: list[Redactor] = []
+"""The redactors of the ``redacted_output`` blocks running (innermost last): process-wide, as
+the streams they replace are, so a writer on a worker thread masks as its command does."""
+
+
 @contextmanager
 def redacted_output(redact: Redactor) -> Iterator[None]:
     """While it lasts, whatever the process writes to ``sys.stdout`` and ``sys.stderr`` (the
-    log lines of handlers writing there included) is masked, and every log handler masks too."""
-    import sys
-
+    log lines of handlers writing there included) is masked, every log handler masks too,
+    and ``redact`` is what the files written meanwhile are masked with (``output_redactor``)."""
     redact_log_handlers(redact)
     out, err = sys.stdout, sys.stderr
     sys.stdout = RedactingStream(out, redact)  # type: ignore[assignment]
     sys.stderr = RedactingStream(err, redact)  # type: ignore[assignment]
+    _ACTIVE.append(redact)
     try:
         yield
     finally:
+        _ACTIVE.remove(redact)
         sys.stdout, sys.stderr = out, err
+
+
+def output_redactor() -> Redactor:
+    """What a file the library writes is masked with: the running command's ``Redactor``
+    (built from its configured sources, ``redacted_output``), else ``Redactor.configured()``
+    (the ``SIRA_SEEK_*`` variables, and every secret by its shape).
+
+    Files carry engine and LLM error text (a failed question's ``error``, a step's error, a
+    failed document's raw answer) and settings (an LLM spec), which may name a URL with its
+    password; they outlive the run and get shared, as logs do."""
+    return _ACTIVE[-1] if _ACTIVE else Redactor.configured()
+
+
+def write_masked_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8) masked by ``output_redactor``: the one way the
+    library writes a whole output file."""
+    Path(path).write_text(output_redactor()(text), encoding="utf-8")
+
+
+def mask_uncaught(redact: Redactor) -> None:
+    """The traceback of an exception no one catches (a bug, or a known failure under
+    ``--debug``) is printed masked by ``redact``, as everything else the command wrote: the
+    command line calls this as such an exception leaves a command, so Python's last handler
+    (``sys.excepthook``) prints it after the command's masked streams are gone."""
+    previous = sys.excepthook
+    if isinstance(previous, _MaskedExcepthook):
+        redact = previous.redact.merged(redact)
+        previous = previous.previous
+    sys.excepthook = _MaskedExcepthook(redact, previous)
+
+
+class _MaskedExcepthook:
+    """``sys.excepthook`` printing the traceback masked (what Python's default prints)."""
+
+    def __init__(self, redact: Redactor, previous: Any) -> None:
+        self.redact = redact
+        self.previous = previous
+
+    def __call__(
+        self, kind: type[BaseException], value: BaseException, tb: TracebackType | None
+    ) -> None:
+        text = "".join(traceback.format_exception(kind, value, tb))
+        sys.stderr.write(self.redact(text))
+        sys.stderr.flush()

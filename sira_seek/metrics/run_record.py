@@ -15,6 +15,7 @@ from ir_measures import Measure
 from pydantic import BaseModel, Field
 
 from sira_seek.input_errors import InputError
+from sira_seek.redaction import write_masked_text
 
 from .retrieval import DEFAULT_MEASURES, Run, score_run
 
@@ -39,7 +40,8 @@ class RunRecord(BaseModel):
     ranking: Run = Field(default_factory=dict, exclude=True)
 
     def save(self, path: Path) -> None:
-        path.write_text(self.model_dump_json(indent=1))
+        """The run as JSON, masked (``write_masked_text``): its settings name the LLM spec."""
+        write_masked_text(path, self.model_dump_json(indent=1))
 
     def with_measure_keys(self) -> RunRecord:
         """A copy whose metric keys are ``measure_key`` names, so runs saved with and without

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from sira_seek.input_errors import InputError
+from sira_seek.redaction import output_redactor
 
 from .results import SeekResult
 
@@ -65,7 +66,8 @@ class SeekCheckpoint:
     def append(self, result: SeekResult) -> None:
         """Append one record durably (flush + fsync) before the next question is counted."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = result.model_dump_json() + "\n"
+        # A step's error may name the cluster's URL: masked as every output file is.
+        line = output_redactor()(result.model_dump_json()) + "\n"
         with self.path.open("ab") as handle:
             if handle.tell() > 0 and not self._ends_with_newline():
                 line = "\n" + line  # a torn last line must not swallow this record

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from sira_seek.redaction import output_redactor
+
 from .records import EnrichmentFingerprint, FailureRecord, utc_now_ms
 from .slicing import SliceSpec
 
@@ -76,8 +78,9 @@ class RunStateStore:
             return
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with self.failures_path.open("a", encoding="utf-8") as handle:
+            redact = output_redactor()  # a raw answer may be an LLM server's error text
             for failure in failures:
-                handle.write(failure.model_dump_json() + "\n")
+                handle.write(redact(failure.model_dump_json()) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
 

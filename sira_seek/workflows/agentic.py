@@ -39,6 +39,7 @@ from sira_seek.agent.loop import (
 from sira_seek.corpus import ReadReport, read_qrels
 from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.llm.pending import PendingRequests
+from sira_seek.redaction import write_masked_text
 from sira_seek.seek.questions import QuestionInput, read_questions
 from sira_seek.sira.settings import MAX_WEIGHT
 
@@ -191,9 +192,7 @@ def evaluate_agentic(
         )  # fmt: skip
     if request.trace is not None:
         request.trace.parent.mkdir(parents=True, exist_ok=True)
-        request.trace.write_text(
-            "".join(run.model_dump_json() + "\n" for run in runs), encoding="utf-8"
-        )
+        write_masked_text(request.trace, "".join(run.model_dump_json() + "\n" for run in runs))
     report = evaluate_runs(runs, judgements, {q.id: q.golden_answers for q in questions})
     return AgenticEvaluation(
         index=request.index,

@@ -21,6 +21,7 @@ from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.metrics.information_gain import DigParameters, InformationGains
 from sira_seek.metrics.qa import AnswerExtraction, QAScores, score_predictions
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
+from sira_seek.redaction import write_masked_text
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import SeekSettings
@@ -212,9 +213,9 @@ def _outputs(
 
     if request.predictions is not None:
         request.predictions.parent.mkdir(parents=True, exist_ok=True)
-        with request.predictions.open("w", encoding="utf-8") as handle:
-            for result in report.results:
-                handle.write(result.model_dump_json() + "\n")
+        write_masked_text(  # a failed question's error may name the LLM's or cluster's URL
+            request.predictions, "".join(r.model_dump_json() + "\n" for r in report.results)
+        )
     scores = score_predictions(r.prediction_record(request.extraction) for r in report.results)
     found = None
     if request.diagnostics:
@@ -222,7 +223,7 @@ def _outputs(
         if request.report_html is not None:
             request.report_html.parent.mkdir(parents=True, exist_ok=True)
             name = request.settings.method
-            request.report_html.write_text(render_seek_report({name: found}), encoding="utf-8")
+            write_masked_text(request.report_html, render_seek_report({name: found}))
     return QAEvaluation(
         report=report,
         usage=usage,

@@ -11,10 +11,12 @@ wrong index, dropped the grounding or mangled ids would fail here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -218,3 +220,88 @@ def test_streamable_http_takes_the_same_api_keys_as_serve(
     assert none.status_code == 401 and wrong.status_code == 401
     assert key not in none.text + wrong.text
     assert right.status_code == 200 and "serverInfo" in right.text
+
+
+class _Forwarder:
+    """A TCP forwarder to the node (127.0.0.1:<port> -> the node), closed mid-test: the
+    cluster "goes away" after the server started, as a network or a node does."""
+
+    def __init__(self, target: str) -> None:
+        host, _, port = target.rpartition("//")[2].partition(":")
+        self.target = (host, int(port.rstrip("/")))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            upstream = socket.create_connection(self.target)
+            self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        # shutdown first: a bare close leaves the accept() blocked in its thread listening
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        for s in self.open:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+def test_a_cluster_gone_after_start_never_puts_the_password_in_a_tool_error(
+    node_urls: dict[str, str], engine: str, enriched: EnrichedSlice
+) -> None:
+    """The node has no security: the user-info is sent (Basic auth) and ignored, so the
+    server starts and answers; then the cluster goes away and every tool error names it,
+    masked."""
+    planted = "PLANTED-" + uuid.uuid4().hex[:8]
+    forwarder = _Forwarder(node_urls[engine])
+    url = f"http://user:{planted}@127.0.0.1:{forwarder.port}"
+    params = StdioServerParameters(
+        command=sira_seek_exe(),
+        args=["mcp", "--index", enriched.index, "--url", url],
+        env={**os.environ, "SIRA_SEEK_LLM_MAX_RETRIES": "0"},
+    )
+
+    async def calls() -> dict[str, Any]:
+        async with Client(params) as client:
+            before = await client.call_tool("search", {"query": enriched.query, "k": K})
+            forwarder.close()
+            return {
+                "before": before,
+                "search": await client.call_tool("search", {"query": enriched.query, "k": K}),
+                "fetch": await client.call_tool("fetch_document", {"doc_id": "hp00010"}),
+                "categories": await client.call_tool("categories", {"name": "x", "k": 5}),
+            }
+
+    try:
+        got = anyio.run(calls)
+    finally:
+        forwarder.close()
+    assert not got["before"].is_error and got["before"].structured_content["passages"]
+    for name in ("search", "fetch", "categories"):
+        result = got[name]
+        text = json.dumps([c.model_dump() for c in result.content])
+        assert result.is_error, (name, text)
+        assert planted not in text, (name, text)
+        assert str(forwarder.port) in text, (name, text)  # it still says where it failed
