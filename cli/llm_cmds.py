@@ -21,6 +21,7 @@ import click
 
 from sira_seek.llm.installers import SCRIPTS, script
 from sira_seek.llm.vllm_server import (
+    EMBED_MAX_MODEL_LEN,
     VllmDeployment,
     VllmServerProcess,
     recorded_deployments,
@@ -69,13 +70,24 @@ def llm_install(what: str) -> None:
 @llm.command("up")
 @click.option(
     "--model",
-    default="gemma3-270m",
-    show_default=True,
+    default=None,
     help="A model folder, a model id vLLM can load, or gemma3-270m (the packaged CPU model, "
-    "converted once from its GGUF).",
+    "converted once from its GGUF; the default); with --embed, all-minilm-l6-v2 (packaged on "
+    "PyPI; the default there) or an embedding model.",
+)
+@click.option(
+    "--embed",
+    is_flag=True,
+    help="Serve an embedding model (vLLM's pooling runner, /v1/embeddings) for "
+    "--embedder openai:URL#MODEL instead of an LLM.",
 )
 @click.option("--port", type=int, default=8000, show_default=True)
-@click.option("--max-model-len", type=int, default=2048, show_default=True)
+@click.option(
+    "--max-model-len",
+    type=int,
+    default=None,
+    help="Context length in tokens [default: 2048; with --embed: 256, all-MiniLM-L6-v2's].",
+)
 @click.option("--max-num-seqs", type=int, default=None, help="Sequences batched at once.")
 @click.option(
     "--prefix-caching/--no-prefix-caching",
@@ -91,9 +103,10 @@ def llm_install(what: str) -> None:
 @no_progress_option
 @friendly_errors
 def llm_up(
-    model: str,
+    model: str | None,
+    embed: bool,
     port: int,
-    max_model_len: int,
+    max_model_len: int | None,
     max_num_seqs: int | None,
     prefix_caching: bool,
     kv_cache_gib: int,
@@ -101,7 +114,10 @@ def llm_up(
     as_json: bool,
     no_progress: bool,
 ) -> None:
-    """Start vLLM's OpenAI server and print the --llm spec that reaches it."""
+    """Start vLLM's OpenAI server and print the --llm spec (with --embed: the --embedder
+    spec) that reaches it."""
+    model = model or ("all-minilm-l6-v2" if embed else "gemma3-270m")
+    max_model_len = max_model_len or (EMBED_MAX_MODEL_LEN if embed else 2048)
     for running in recorded_deployments():
         if running.port == port:
             _print(running, as_json, note="already running")
@@ -120,6 +136,7 @@ def llm_up(
             prefix_caching,
             kv_cache_gib,
             startup_timeout,
+            embed,
         )
         status(f"vLLM: starting on port {port} (about 2 minutes on a CPU)")
         server.start()
@@ -147,6 +164,7 @@ def _server(
     prefix_caching: bool,
     kv_cache_gib: int,
     startup_timeout: float,
+    embed: bool = False,
 ) -> VllmServerProcess:
     log = vllm_home() / "logs" / f"vllm-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +179,7 @@ def _server(
         kv_cache_gib=kv_cache_gib,
         startup_timeout_s=startup_timeout,
         log_path=log,
+        embed=embed,
     )
 
 

@@ -38,6 +38,11 @@ class BlockingLLMClient:
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run another coroutine of ``client`` (its ``post_json`` for embeddings) on the
+        client's own loop, blocking: the same pools and loop as ``generate``."""
+        return self._run(coro)
+
     def model_name(self) -> str:
         return self._run(self.client.model_name())
 

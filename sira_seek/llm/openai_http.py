@@ -72,6 +72,7 @@ class _ServerInfo:
     dialect: StructuredOutputDialect
     template_kwargs: bool = True
     context_window: int | None = None
+    owners: frozenset[str] = frozenset()
 
 
 def listed_context_window(entry: dict[str, Any]) -> int | None:
@@ -234,7 +235,13 @@ class OpenAICompatibleClient:
             dialect=dialect,
             template_kwargs=takes_template_kwargs(self._endpoints[0], owners),
             context_window=next((w for w in windows if w is not None), None),
+            owners=frozenset(owners),
         )
+
+    async def model_owners(self) -> frozenset[str]:
+        """The ``owned_by`` values ``/models`` lists for the model (``vllm`` for vLLM; empty
+        when the server lists none): what a caller adds server-specific fields on."""
+        return (await self._server_info()).owners
 
     async def context_window(self) -> int | None:
         """``WindowedLLM``: the configured window, else the one ``/models`` lists (read once,
@@ -323,6 +330,15 @@ class OpenAICompatibleClient:
             TokenLogprob(token, None if value is None else float(value))
             for token, value in zip(tokens, values, strict=True)
         ]
+
+    async def post_json(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to ``path`` (e.g. ``/embeddings``) on the next endpoint, with this
+        client's key, timeouts, retries and in-flight cap: the one HTTP stack for every
+        OpenAI-compatible call, so ``sira_seek.embed.openai`` needs no second one."""
+        state = self._loop_state()
+        async with state.in_flight:
+            data, _ = await self._call_with_retries(state, "POST", path, body)
+        return data
 
     def _build_body(self, request: LLMRequest, info: _ServerInfo) -> tuple[str, dict[str, Any]]:
         return openai_request_body(

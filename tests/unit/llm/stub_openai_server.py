@@ -51,6 +51,16 @@ def completion_body(text: str, *, chat: bool) -> dict[str, Any]:
     }
 
 
+def embeddings_body(texts: list[str]) -> dict[str, Any]:
+    """``/v1/embeddings``' answer with a vector per text that says which text it was: [its
+    length, 2, 0], listed in reverse order (the ``index`` field gives the input order)."""
+    data = [
+        {"object": "embedding", "index": i, "embedding": [float(len(t)), 2.0, 0.0]}
+        for i, t in enumerate(texts)
+    ]
+    return {"object": "list", "data": data[::-1], "usage": {"prompt_tokens": len(texts)}}
+
+
 class StubOpenAIServer:
     """Scripted replies are consumed in order by POSTs; then ``default`` answers.
 
@@ -143,6 +153,8 @@ class StubOpenAIServer:
                         status, answer, headers = upstream.status_code, upstream.json(), {}
                     elif reply.body is not None or reply.status != 200:
                         status, answer, headers = reply.status, reply.body or {}, reply.headers
+                    elif self.path.endswith("/embeddings"):
+                        status, answer, headers = 200, embeddings_body(body["input"]), {}
                     else:
                         chat = self.path.endswith("/chat/completions")
                         status, answer, headers = (

