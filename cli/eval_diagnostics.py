@@ -89,6 +89,7 @@ def format_diagnostics(found: SeekDiagnostics) -> str:
         f"seconds per question       {show(found.seconds_per_question)} "
         f"(median {show(found.seconds_per_question_p50)}, "
         f"amortised {show(found.amortised_seconds_per_question)})",
+        f"LLM cost                   {'n/a' if found.cost is None else found.cost.describe()}",
     ]
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from sira_seek.metrics.information_gain import DEFAULT_DIG_EDGES, DIG_EDGES, DigParameters
+from sira_seek.metrics.llm_cost import llm_cost
 from sira_seek.metrics.qa import ANSWER_EXTRACTIONS
 from sira_seek.workflows.evaluate_qa import QAEvaluation, QAEvaluationRequest, evaluate_qa
 
@@ -171,13 +172,19 @@ def _render(done: QAEvaluation, as_json: bool) -> None:
         f"completion tokens {usage['completion_tokens']}",
         err=True,
     )
+    # The price beside the accuracy, for every method (resumed questions with what they cost).
+    cost = llm_cost(r.usage.cost() for r in report.results)
     if as_json:
         counts = {"answered": report.answered, "failed": report.failed, "resumed": report.resumed}
         analyses = done.diagnostics
-        extra = {"diagnostics": None if analyses is None else analyses.as_report()}
+        extra = {
+            "cost": cost.model_dump(mode="json"),
+            "diagnostics": None if analyses is None else analyses.as_report(),
+        }
         click.echo(json.dumps({**qa_json(done.scores), **counts, **extra}))
     else:
         click.echo(format_table(done.scores))
+        click.echo(f"LLM cost: {cost.describe()}")
         if done.diagnostics is not None:
             echo_diagnostics(done.diagnostics)
     sys.stdout.flush()

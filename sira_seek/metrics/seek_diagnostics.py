@@ -59,6 +59,9 @@ run here can be compared with its claims:
   with its distribution (the paper plots how many gists each model chose, A.10).
 * **seconds per question** -- each question's wall time (`Timings.total_s`). In a batch,
   questions overlap, so the amortised figure (run wall time / questions) is reported too.
+* **LLM cost** -- not an analysis of the paper's, the price beside its accuracy: LLM calls,
+  prompt and completion tokens and rounds per question (`cost`, `sira_seek.metrics.llm_cost`),
+  over every question run (a failed question cost too).
 
 Failed questions (``ok`` false) are left out of every analysis and counted in ``failed``.
 
@@ -79,6 +82,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .coverage import answer_in_passage, gold_aliases
 from .information_gain import AnswerGain, DigParameters, InformationGains
+from .llm_cost import LLMCost, QuestionCost, llm_cost
 from .qa import cover_em, normalize_answer
 from .seek_answer_analyses import (
     AnalysisCost,
@@ -166,6 +170,9 @@ class QuestionTrace(QuestionAnswers):
         default=1.0,
         description="1, or the shorter evidence it was answered with after a prompt did not "
         "fit the model's context (sira_seek.seek.context_fit)",
+    )
+    cost: QuestionCost = Field(
+        default_factory=QuestionCost, description="the method's LLM cost for this question"
     )
 
 
@@ -387,6 +394,11 @@ class SeekDiagnostics(BaseModel):
     seconds_per_question: float | None
     seconds_per_question_p50: float | None
     amortised_seconds_per_question: float | None
+    cost: LLMCost | None = Field(
+        default=None,
+        description="the method's LLM calls, prompt and completion tokens and rounds, per "
+        "question over every question run, failed ones included (sira_seek.metrics.llm_cost)",
+    )
     per_question: list[QuestionDiagnostics]
 
     def as_report(self) -> dict[str, object]:
@@ -563,5 +575,6 @@ def seek_diagnostics(
         seconds_per_question=_round(_mean(seconds)),
         seconds_per_question_p50=_round(statistics.median(seconds) if seconds else None),
         amortised_seconds_per_question=_round(wall_s / ran if wall_s is not None and ran else None),
+        cost=llm_cost(t.cost for t in traces),
         per_question=rows,
     )

@@ -156,6 +156,10 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("seconds_per_question", "seconds per question (mean)"),
     ("seconds_per_question_p50", "seconds per question (median)"),
     ("amortised_seconds_per_question", "seconds per question (run wall time / questions)"),
+    ("cost.llm_calls_per_question", "LLM calls per question (the method's cost, failed included)"),
+    ("cost.prompt_tokens_per_question", "prompt tokens per question"),
+    ("cost.completion_tokens_per_question", "completion tokens per question"),
+    ("cost.rounds_per_question", "LLM rounds per question (calls made together count once)"),
 )
 
 _SEEK_NOTE = (
@@ -172,6 +176,14 @@ _SEEK_NOTE = (
     "run's own LLM, one few-shot answer prompt with and without the knowledge, and the first "
     "gold answer."
 )
+
+
+def _field(diagnostics: SeekDiagnostics, key: str) -> object:
+    """A row's value: an attribute, or ``cost.<name>`` of the run's LLM cost (None without)."""
+    if key.startswith("cost."):
+        cost = diagnostics.cost
+        return None if cost is None else getattr(cost, key.removeprefix("cost."))
+    return getattr(diagnostics, key)
 
 
 def _cell(key: str, value: object) -> str:
@@ -233,7 +245,7 @@ def seek_diagnostics_section(diagnostics: Mapping[str, SeekDiagnostics]) -> str:
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
     rows = []
     for key, label in _SEEK_ROWS:
-        cells = "".join(_cell(key, getattr(diagnostics[name], key)) for name in names)
+        cells = "".join(_cell(key, _field(diagnostics[name], key)) for name in names)
         rows.append(f"<tr><td>{escape(label)}</td>{cells}</tr>")
     gist_rows = "".join(
         f"<tr><td>{escape(name)}</td><td>"

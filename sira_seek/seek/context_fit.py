@@ -19,6 +19,8 @@ raises the model's error, as before.
 
 from __future__ import annotations
 
+import asyncio
+
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.errors import ContextTooLongError
 from sira_seek.llm.request import LLMRequest
@@ -54,10 +56,16 @@ async def generate_booked(
     """One LLM call of a question, its cost booked on ``usage`` under ``stage``; a prompt the
     model refuses as too long raises `PromptOverflow` with what the question had spent. Every
     LLM call of SEEK and of the baselines goes through here, so each can be asked again."""
+    usage.call_started()
     try:
         response = await llm.generate(request)
+        # One turn of the event loop before the call counts as ended: calls gathered with it
+        # start in this round even when this one returned at once (a cache hit).
+        await asyncio.sleep(0)
     except ContextTooLongError as exc:
         raise PromptOverflow(exc, stage=stage, usage=usage) from exc
+    finally:
+        usage.call_ended()
     usage.add(stage, response)
     return response
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sira_seek.llm.response import LLMResponse
+from sira_seek.metrics.llm_cost import QuestionCost
 from sira_seek.metrics.qa import (
     NO_ANSWER,
     AnswerExtraction,
@@ -60,15 +61,41 @@ class QuestionUsage(BaseModel):
     """Per-stage LLM cost; ``total`` is what run reports add up."""
 
     by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+    rounds: int = Field(
+        default=0,
+        description="LLM round trips on the question's path: a call started while another of "
+        "the question's calls is in flight shares its round (sira_seek.metrics.llm_cost)",
+    )
+    _in_flight: int = PrivateAttr(default=0)
 
     def add(self, stage: str, response: LLMResponse) -> None:
         """Book one call under a SEEK stage (`Stage`) or a baseline's own (``plan``, ...)."""
         self.by_stage.setdefault(stage, StageUsage()).add(response)
 
+    def call_started(self) -> None:
+        """A call of this question is sent: a new round unless another is in flight."""
+        if self._in_flight == 0:
+            self.rounds += 1
+        self._in_flight += 1
+
+    def call_ended(self) -> None:
+        self._in_flight -= 1
+
     def merge(self, other: QuestionUsage) -> None:
         """Add ``other``'s stages to these (an attempt that was asked again still cost)."""
         for stage, usage in other.by_stage.items():
             self.by_stage.setdefault(stage, StageUsage()).include(usage)
+        self.rounds += other.rounds
+
+    def cost(self) -> QuestionCost:
+        """The question's LLM cost, as run reports add it up."""
+        total = self.total
+        return QuestionCost(
+            calls=total.calls,
+            prompt_tokens=total.prompt_tokens,
+            completion_tokens=total.completion_tokens,
+            rounds=self.rounds,
+        )
 
     @property
     def total(self) -> StageUsage:
@@ -215,4 +242,5 @@ class SeekResult(BaseModel):
             seconds=self.timings.total_s,
             step_cap_reached=self.step_cap_reached,
             evidence_scale=self.evidence_scale,
+            cost=self.usage.cost(),
         )

@@ -56,6 +56,12 @@ def _eval_qa(qa: Path, *extra: str) -> dict[str, float]:
         "resumed": 0,
         "diagnostics": None,  # only with --diagnostics
     }
+    # The price beside the scores, without --diagnostics too: one closed-book call for each
+    # answered question, in one round; the failed ones booked nothing.
+    cost = report.pop("cost")
+    assert isinstance(cost, dict)
+    assert cost["questions"] == 4 and cost["llm_calls"] == 2
+    assert cost["llm_calls_per_question"] == 0.5 and cost["max_rounds"] == 1
     return report
 
 
