@@ -26,13 +26,24 @@ def _cost(cost: AnalysisCost | None) -> str:
     )
 
 
+def _fig6_label(found: SeekDiagnostics) -> str:
+    return f"questions with {found.fig6_rounds} rounds ({found.fig6_questions}; the paper's)"
+
+
 def _overlap_lines(found: SeekDiagnostics) -> list[str]:
-    """Fig. 6b: one line per step from the second."""
-    return [
-        f"  step {r.iteration}: with previous {show(r.with_previous)}, with cumulative "
-        f"{show(r.with_cumulative)} ({r.questions} questions)"
-        for r in found.document_overlap_by_iteration
-    ]
+    """Fig. 6b: one line per step from the second, over A.7's population, then over all."""
+    lines = []
+    for label, curve in (
+        (_fig6_label(found), found.document_overlap_by_iteration_fig6),
+        ("all questions", found.document_overlap_by_iteration),
+    ):
+        lines.append(f"  Fig. 6b, {label}:" + ("" if curve else " none"))
+        lines += [
+            f"    step {r.iteration}: with previous {show(r.with_previous)}, with cumulative "
+            f"{show(r.with_cumulative)} ({r.questions} questions)"
+            for r in curve
+        ]
+    return lines
 
 
 def _answer_lines(found: SeekDiagnostics) -> list[str]:
@@ -44,11 +55,16 @@ def _answer_lines(found: SeekDiagnostics) -> list[str]:
     else:
         cost = _cost(found.performance_by_iteration_cost)
         lines = [f"performance by iteration   (Fig. 6a){cost}"]
-        lines += [
-            f"  after {r.iteration}: Cover-EM {r.cover_em:.4f}, F1 {r.f1:.4f} "
-            f"({r.questions} questions, {r.iterating} still iterating)"
-            for r in curve
-        ]
+        for label, rows in (
+            (_fig6_label(found), found.performance_by_iteration_fig6 or []),
+            ("all questions", curve),
+        ):
+            lines.append(f"  Fig. 6a, {label}:" + ("" if rows else " none"))
+            lines += [
+                f"    after {r.iteration}: Cover-EM {r.cover_em:.4f}, F1 {r.f1:.4f} "
+                f"({r.questions} questions, {r.iterating} still iterating)"
+                for r in rows
+            ]
     ablation = found.slot_ablation
     if ablation is None:
         return [*lines, f"slot ablation              n/a ({found.slot_ablation_unavailable})"]

@@ -26,6 +26,12 @@ run here can be compared with its claims:
   with C_{t-1} = D_1 ∪ ... ∪ D_{t-1} (``with_cumulative``), beside the consecutive-step
   Jaccard (``with_previous``), each the mean over the questions that ran step t
   (``document_overlap_by_iteration``). Two empty sets have no Jaccard: such a pair is skipped.
+  A.7 plots Fig. 6 over the questions "that require four rounds of iterative retrieval" only:
+  ``document_overlap_by_iteration_fig6`` and ``performance_by_iteration_fig6`` are over the
+  answered questions whose run took exactly `FIG6_ROUNDS` (4) retrieval steps
+  (``fig6_questions``), as the paper reports it; the curves over all questions stay beside
+  them as a second, labelled line (a question that stopped earlier, or went on longer, moves
+  those).
 * **new-document share** -- not the paper's: the share of retrieved documents that were new
   when retrieved (`new_document_share`), kept under its own name.
 * **DIG** (Document Information Gain, A.6, Eq. 13-15) -- how much the knowledge O a method
@@ -323,6 +329,12 @@ class QuestionDiagnostics(BaseModel):
     seconds: float
 
 
+FIG6_ROUNDS = 4
+"""A.7 plots Fig. 6 over "questions that require four rounds of iterative retrieval": the
+questions whose run took exactly this many retrieval steps (SEEK: one a gist; Iter-RetGen:
+one a round)."""
+
+
 class DocumentOverlapRow(BaseModel):
     """One point of Fig. 6b: the mean overlaps at step ``iteration`` (means over the
     ``questions`` that ran it, each over those where it is defined)."""
@@ -357,7 +369,19 @@ class SeekDiagnostics(BaseModel):
     diversity_questions: int
     document_overlap: float | None
     document_overlap_questions: int
-    document_overlap_by_iteration: list[DocumentOverlapRow]
+    document_overlap_by_iteration: list[DocumentOverlapRow] = Field(
+        description="Fig. 6b over all answered questions (the second, labelled line)"
+    )
+    fig6_rounds: int = Field(
+        default=FIG6_ROUNDS, description="the rounds of A.7's population (the paper's 4)"
+    )
+    fig6_questions: int = Field(
+        default=0, description="answered questions that took exactly fig6_rounds retrieval steps"
+    )
+    document_overlap_by_iteration_fig6: list[DocumentOverlapRow] = Field(
+        default_factory=list,
+        description="Fig. 6b as the paper reports it: over the fig6_questions only",
+    )
     new_document_share: float | None
     dig: float | None
     dig_questions: int = Field(description="questions with gold answers and knowledge scored")
@@ -374,7 +398,14 @@ class SeekDiagnostics(BaseModel):
     qrels_subquery_recall_at_5: float | None
     qrels_recall_questions: int
     performance_by_iteration: list[IterationPerformance] | None = Field(
-        default=None, description="Fig. 6a; None: not computed (it costs LLM calls)"
+        default=None,
+        description="Fig. 6a over all answered questions (the second, labelled line); None: "
+        "not computed (it costs LLM calls)",
+    )
+    performance_by_iteration_fig6: list[IterationPerformance] | None = Field(
+        default=None,
+        description="Fig. 6a as the paper reports it: over the fig6_questions only; None: not "
+        "computed",
     )
     performance_by_iteration_cost: AnalysisCost | None = None
     performance_by_iteration_unavailable: str | None = None
@@ -533,6 +564,9 @@ def seek_diagnostics(
     ran = len(traces) if run_questions is None else run_questions
     gist_counts = Counter(r.gists for r in rows if r.gists is not None)
     curve, curve_missing = _per_iteration(answered, per_iteration_cost)
+    fig6 = [t for t in answered if len(t.steps) == FIG6_ROUNDS]
+    fig6_ids = {t.id for t in fig6}
+    fig6_curve = None if per_iteration_cost is None else performance_by_iteration(fig6)
     ablation, ablation_missing = _slot_ablation(answered, slot_ablation_cost, seed_slots)
     return SeekDiagnostics(
         questions=len(rows),
@@ -544,6 +578,8 @@ def seek_diagnostics(
         document_overlap=_round(_mean(r.document_overlap for r in rows)),
         document_overlap_questions=sum(1 for r in rows if r.document_overlap is not None),
         document_overlap_by_iteration=_overlap_rows(rows),
+        fig6_questions=len(fig6),
+        document_overlap_by_iteration_fig6=_overlap_rows([r for r in rows if r.id in fig6_ids]),
         new_document_share=_round(_mean(r.new_document_share for r in rows)),
         dig=_round(_mean(r.dig for r in rows)),
         dig_questions=sum(1 for r in rows if r.dig is not None),
@@ -563,6 +599,7 @@ def seek_diagnostics(
         qrels_subquery_recall_at_5=_round(_mean(r.qrels_subquery_recall_at_5 for r in rows)),
         qrels_recall_questions=sum(1 for r in rows if r.qrels_subquery_recall_at_5 is not None),
         performance_by_iteration=curve,
+        performance_by_iteration_fig6=fig6_curve,
         performance_by_iteration_cost=per_iteration_cost,
         performance_by_iteration_unavailable=curve_missing,
         slot_ablation=ablation,

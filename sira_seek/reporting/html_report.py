@@ -138,6 +138,7 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("diversity_questions", "questions with 2+ sub-queries"),
     ("document_overlap", "document overlap (Jaccard of consecutive steps; Fig. 4a)"),
     ("document_overlap_questions", "questions with 2+ steps"),
+    ("fig6_questions", "questions with 4 rounds (Fig. 6's population, A.7)"),
     ("new_document_share", "share of retrieved documents new when retrieved"),
     ("dig", "DIG (gold-answer confidence with the knowledge minus without)"),
     ("dig_questions", "questions with DIG scored"),
@@ -197,29 +198,42 @@ def _cell(key: str, value: object) -> str:
 
 
 def _seek_curves(name: str, d: SeekDiagnostics) -> str:
-    """One run's Fig. 6b, Fig. 6a and Fig. 4b tables (those it has)."""
+    """One run's Fig. 6b, Fig. 6a and Fig. 4b tables (those it has); Fig. 6 first over A.7's
+    population (the questions that took four rounds), then over all questions, labelled."""
     parts = []
-    if d.document_overlap_by_iteration:
+    fig6 = f"questions with {d.fig6_rounds} rounds, {d.fig6_questions}: the paper's population"
+    for label, overlap in (
+        (fig6, d.document_overlap_by_iteration_fig6),
+        ("all questions", d.document_overlap_by_iteration),
+    ):
+        if not overlap:
+            continue
         rows = "".join(
             f"<tr><td>{r.iteration}</td><td>{r.questions}</td>"
             f"{_cell('with_previous', r.with_previous)}"
             f"{_cell('with_cumulative', r.with_cumulative)}</tr>"
-            for r in d.document_overlap_by_iteration
+            for r in overlap
         )
         parts.append(
-            f"<h3>{escape(name)}: document overlap across iterations (Fig. 6b)</h3><table>"
+            f"<h3>{escape(name)}: document overlap across iterations (Fig. 6b), "
+            f"{escape(label)}</h3><table>"
             "<tr><th>step</th><th>questions</th><th>with previous step</th>"
             f"<th>with all earlier steps</th></tr>{rows}</table>"
         )
-    if d.performance_by_iteration:
+    for label, curve in (
+        (fig6, d.performance_by_iteration_fig6),
+        ("all questions", d.performance_by_iteration),
+    ):
+        if not curve:
+            continue
         rows = "".join(
             f"<tr><td>{r.iteration}</td><td>{r.questions}</td><td>{r.iterating}</td>"
             f"{_cell('cover_em', r.cover_em)}{_cell('f1', r.f1)}</tr>"
-            for r in d.performance_by_iteration
+            for r in curve
         )
         parts.append(
-            f"<h3>{escape(name)}: performance across iterations (Fig. 6a)</h3><table><tr>"
-            "<th>after iteration</th><th>questions</th><th>still iterating</th>"
+            f"<h3>{escape(name)}: performance across iterations (Fig. 6a), {escape(label)}</h3>"
+            "<table><tr><th>after iteration</th><th>questions</th><th>still iterating</th>"
             f"<th>Cover-EM</th><th>F1</th></tr>{rows}</table>"
         )
     if d.slot_ablation is not None:
