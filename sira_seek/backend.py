@@ -8,7 +8,7 @@ and serialised without engine types leaking out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +36,29 @@ class Capabilities(BaseModel):
     point_in_time: bool = True
     combined_fields: bool = False
     modules: list[str] = Field(default_factory=list)
+    vectors: bool = Field(
+        default=False,
+        description="Dense vector fields and kNN search: Elasticsearch 8.4+ (dense_vector, "
+        "free on every licence); OpenSearch with the k-NN plugin (knn_vector).",
+    )
+    rrf: bool = Field(
+        default=False,
+        description="The engine's own reciprocal rank fusion is usable here: Elasticsearch's "
+        "rank-rrf module under a platinum, enterprise or trial licence (not basic); "
+        "OpenSearch's score-ranker-processor (neural-search plugin, 2.19+).",
+    )
+    score_normalization: bool = Field(
+        default=False,
+        description="OpenSearch's normalization-processor (neural-search plugin): hybrid "
+        "queries with scores normalised and combined by the engine.",
+    )
+
+
+VectorSimilarity = Literal["cosine", "dot_product", "l2"]
+"""What vectors are compared by: cosine, dot product (of unit vectors), Euclidean distance."""
+VECTOR_SIMILARITIES: tuple[VectorSimilarity, ...] = ("cosine", "dot_product", "l2")
+MAX_NUM_CANDIDATES = 10_000
+"""The largest kNN candidate list: Elasticsearch refuses more ``num_candidates``."""
 
 
 class SearchHit(BaseModel):
@@ -331,6 +354,34 @@ class SearchBackend(Protocol):
     ) -> Iterator[list[SearchHit]]:
         """Pages of a consistent point-in-time view; raises ``ScanContextLostError`` when the
         view is gone (expired, or a node holding it left) rather than returning a partial page."""
+        ...
+
+    def vector_mapping(self, dims: int, similarity: VectorSimilarity) -> dict[str, Any]:
+        """The mapping of a dense vector field of ``dims`` dimensions compared by
+        ``similarity``, indexed for approximate kNN. An index that will hold one also needs
+        ``vector_index_settings()`` at creation (``ensure_corpus_index`` adds them)."""
+        ...
+
+    def vector_index_settings(self) -> dict[str, Any]:
+        """The ``index`` settings a vector field needs at index creation ({} if none):
+        OpenSearch's static ``knn: true``, which an open index cannot take later."""
+        ...
+
+    def knn_search(
+        self,
+        index: str,
+        field: str,
+        vector: Sequence[float],
+        *,
+        k: int,
+        num_candidates: int,
+        source: Sequence[str] | None = None,
+    ) -> SearchResult:
+        """The ``k`` nearest documents to ``vector`` in ``field``, nearest first (approximate:
+        each shard looks at ``num_candidates`` candidates; more is slower and closer to
+        exact). ``source``: the fields to return; None returns every field but the vector.
+        Scores are the engine's own (they differ between engines for the same vectors):
+        only their order within one result is comparable."""
         ...
 
     def close(self) -> None: ...

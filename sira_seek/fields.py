@@ -10,6 +10,7 @@ PHRASE_SHINGLES = "sira_enrichment.phrases.shingles"
 CATEGORIES = "sira_enrichment.categories"
 CATEGORY_WORDS = "sira_enrichment.categories.words"
 SYNC = "sira_sync"
+VECTOR = "embedding"  # the dense vector of title + text (ingest --embed, sira-sync --embed)
 
 # Multi-fields analyse their parent's text: artificial documents must set the parent.
 SUBFIELD_PARENT = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import logging
+import math
 import sys
 import time
 from abc import ABC, abstractmethod
@@ -17,6 +18,8 @@ from typing import Any
 from urllib.parse import quote
 
 from sira_seek.backend import (
+    MAX_NUM_CANDIDATES,
+    VECTOR_SIMILARITIES,
     BulkItemError,
     BulkResult,
     Capabilities,
@@ -32,11 +35,18 @@ from sira_seek.backend import (
     TermDocFreqBounds,
     TermStatistic,
     TextTermStatistics,
+    VectorSimilarity,
 )
 from sira_seek.fields import SUBFIELD_PARENT
 from sira_seek.index_layout import corpus_index_body
+from sira_seek.input_errors import InputError
 
-from .errors import EngineRequestError, NotConcreteNameError, SiraSeekEngineError
+from .errors import (
+    EngineRequestError,
+    NotConcreteNameError,
+    SiraSeekEngineError,
+    VectorsUnavailableError,
+)
 
 BULK_CHUNK = 500
 # Scores from index-wide term statistics: a ranking must not depend on the shard layout. On a
@@ -115,6 +125,34 @@ def concrete_name(name: str, *, action: str) -> str:
             "'_all' and exclusions are refused"
         )
     return name
+
+
+def check_vector_field(dims: int, similarity: str) -> None:
+    """Refuse a vector field no engine could map: dimensions below 1, an unknown similarity."""
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise InputError(f"a vector field needs a positive number of dimensions, not {dims!r}")
+    if similarity not in VECTOR_SIMILARITIES:
+        raise InputError(
+            f"unknown vector similarity {similarity!r}: one of {', '.join(VECTOR_SIMILARITIES)}"
+        )
+
+
+def check_knn_request(vector: Sequence[float], *, k: int, num_candidates: int) -> None:
+    """Refuse a kNN request no engine could answer sensibly, before any request: an empty or
+    non-finite vector, ``k`` < 1, fewer candidates than ``k`` or more than
+    ``MAX_NUM_CANDIDATES`` (Elasticsearch's own limits, kept on OpenSearch too so that one
+    request means the same on both)."""
+    if not vector:
+        raise InputError("a kNN search needs a query vector with at least one dimension")
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in vector):
+        raise InputError("a kNN query vector must hold finite numbers only")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive whole number, not {k!r}")
+    if not isinstance(num_candidates, int) or not k <= num_candidates <= MAX_NUM_CANDIDATES:
+        raise InputError(
+            f"num_candidates must be between k ({k}) and {MAX_NUM_CANDIDATES}, "
+            f"not {num_candidates!r}"
+        )
 
 
 def context_lost(message: str) -> bool:
@@ -406,11 +444,21 @@ class RestBackend(ABC):
 
     def _probe_capabilities(self) -> Capabilities:
         nodes = self.request(
-            "GET", "/_nodes/_local", params={"filter_path": "nodes.*.modules.name"}
+            "GET",
+            "/_nodes/_local",
+            params={
+                "filter_path": "nodes.*.modules.name,nodes.*.plugins.name,"
+                "nodes.*.search_pipelines.phase_results_processors.type"
+            },
         )
-        modules = sorted(
-            {m["name"] for n in (nodes.get("nodes") or {}).values() for m in n.get("modules", [])}
-        )
+        node_list = list((nodes.get("nodes") or {}).values())
+        modules = sorted({m["name"] for n in node_list for m in n.get("modules", [])})
+        plugins = {p["name"] for n in node_list for p in n.get("plugins", [])}
+        processors = {
+            p["type"]
+            for n in node_list
+            for p in (n.get("search_pipelines") or {}).get("phase_results_processors", [])
+        }
         return Capabilities(
             english_analyzer=self._analyzes({"analyzer": "english", "text": "running"}),
             porter_stem=self._analyzes(
@@ -423,10 +471,19 @@ class RestBackend(ABC):
             point_in_time=True,
             combined_fields=self._combined_fields_supported(),
             modules=modules,
+            **self._vector_capabilities(set(modules), plugins, processors),
         )
 
     def _named_queries_score_supported(self) -> bool:
         return False
+
+    def _vector_capabilities(
+        self, modules: set[str], plugins: set[str], phase_processors: set[str]
+    ) -> dict[str, bool]:
+        """``vectors``, ``rrf`` and ``score_normalization`` (see ``Capabilities``) from the
+        local node's modules, plugins and search-pipeline phase processors. None here: an
+        engine with vectors overrides this and the ``_vector_field`` / ``_knn_body`` hooks."""
+        return {"vectors": False, "rrf": False, "score_normalization": False}
 
     def _combined_fields_supported(self) -> bool:
         return False
@@ -449,13 +506,72 @@ class RestBackend(ABC):
         self.request("PUT", f"/{path_segment(index)}", body=dict(body))
 
     def ensure_corpus_index(self, index: str, *, shards: int = 1, replicas: int = 0) -> bool:
-        """Create ``index`` with the sira-seek corpus layout unless it exists; True if created."""
+        """Create ``index`` with the sira-seek corpus layout unless it exists; True if created.
+
+        On a cluster with vectors the index is made ready for a vector field
+        (``vector_index_settings``), so ``sira-sync --embed`` can add one later in place: on
+        OpenSearch ``index.knn`` is static, and an open index without it refuses a
+        ``knn_vector`` field. It changes nothing for BM25."""
         if self.index_exists(index):
             return False
-        self.create_index(
-            index, corpus_index_body(self.capabilities(), shards=shards, replicas=replicas)
-        )
+        body = corpus_index_body(self.capabilities(), shards=shards, replicas=replicas)
+        if self.capabilities().vectors:
+            body["settings"]["index"].update(self.vector_index_settings())
+        self.create_index(index, body)
         return True
+
+    # -- vectors -------------------------------------------------------------------------
+    def _require_vectors(self) -> None:
+        if not self.capabilities().vectors:
+            raise VectorsUnavailableError(
+                f"{self.info.engine} {self.info.version} at {self.info.url} has no vector "
+                f"search: {self._vectors_hint()}"
+            )
+
+    def _vectors_hint(self) -> str:
+        """What gives this engine vector search (for the error when it has none)."""
+        return "this engine's backend has no vector support in sira-seek"
+
+    def vector_mapping(self, dims: int, similarity: VectorSimilarity) -> dict[str, Any]:
+        check_vector_field(dims, similarity)
+        self._require_vectors()
+        return self._vector_field(dims, similarity)
+
+    def _vector_field(self, dims: int, similarity: VectorSimilarity) -> dict[str, Any]:
+        """The engine's vector field mapping (called only when ``vectors`` is true)."""
+        raise VectorsUnavailableError(self._vectors_hint())
+
+    def vector_index_settings(self) -> dict[str, Any]:
+        return {}
+
+    def knn_search(
+        self,
+        index: str,
+        field: str,
+        vector: Sequence[float],
+        *,
+        k: int,
+        num_candidates: int,
+        source: Sequence[str] | None = None,
+    ) -> SearchResult:
+        """One kNN search (no DFS phase: vector scores need no term statistics)."""
+        check_knn_request(vector, k=k, num_candidates=num_candidates)
+        self._require_vectors()
+        shown: list[str] | dict[str, list[str]] = (
+            list(source) if source is not None else {"excludes": [field]}
+        )
+        body = self._knn_body(field, [float(x) for x in vector], k, num_candidates)
+        raw = self.request(
+            "POST", f"/{path_segment(index)}/_search", body={**body, "size": k, "_source": shown}
+        )
+        return _result(raw)
+
+    def _knn_body(
+        self, field: str, vector: list[float], k: int, num_candidates: int
+    ) -> dict[str, Any]:
+        """The engine's kNN part of a search body (the size and _source are added to it;
+        called only when ``vectors`` is true)."""
+        raise VectorsUnavailableError(self._vectors_hint())
 
     def resolve_name(self, name: str) -> tuple[list[str], str | None]:
         """Concrete indexes behind ``name`` (an index or an alias) and its write index."""

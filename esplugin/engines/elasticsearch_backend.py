@@ -18,7 +18,7 @@ import orjson
 from elastic_transport import JsonSerializer, NdjsonSerializer
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
-from sira_seek.backend import ClusterInfo
+from sira_seek.backend import ClusterInfo, VectorSimilarity
 from sira_seek.config import ClusterSettings
 
 from .base import BULK_FILTER_PATH, RestBackend, path_segment
@@ -175,6 +175,49 @@ class ElasticsearchBackend(RestBackend):
 
     def _combined_fields_supported(self) -> bool:
         return True
+
+    # -- vectors -------------------------------------------------------------------------
+    def _vector_capabilities(
+        self, modules: set[str], plugins: set[str], phase_processors: set[str]
+    ) -> dict[str, bool]:
+        """dense_vector with ``index: true`` is in every Elasticsearch 8+ (basic licence
+        included), the top-level ``knn`` search option from 8.4. RRF (the ``rrf`` retriever)
+        needs the rank-rrf module, which the minimal archive lacks, and a platinum or
+        enterprise licence (or a trial): a basic licence answers 403."""
+        major, minor = (int(p) for p in self.info.version.split(".")[:2])
+        rrf = False
+        if "rank-rrf" in modules:
+            licence = self.request("GET", "/_license", ignore=(403, 404))
+            kind = str((licence.get("license") or {}).get("type", ""))
+            rrf = kind in ("platinum", "enterprise", "trial")
+        return {"vectors": (major, minor) >= (8, 4), "rrf": rrf, "score_normalization": False}
+
+    def _vectors_hint(self) -> str:
+        return "kNN search needs Elasticsearch 8.4 or later"
+
+    def _vector_field(self, dims: int, similarity: VectorSimilarity) -> dict[str, Any]:
+        # Float HNSW, as OpenSearch's Lucene engine builds it: Elasticsearch's own default
+        # quantises (int8 from 8.14, bbq for 384+ dimensions from 9.1), which saves memory but
+        # moves scores and rankings, so the same embeddings would rank differently per engine.
+        return {
+            "type": "dense_vector",
+            "dims": dims,
+            "index": True,
+            "similarity": {"l2": "l2_norm"}.get(similarity, similarity),
+            "index_options": {"type": "hnsw"},
+        }
+
+    def _knn_body(
+        self, field: str, vector: list[float], k: int, num_candidates: int
+    ) -> dict[str, Any]:
+        return {
+            "knn": {
+                "field": field,
+                "query_vector": vector,
+                "k": k,
+                "num_candidates": num_candidates,
+            }
+        }
 
 
 def _root_type(body: Any) -> str | None:

@@ -48,6 +48,13 @@ class MissingExtraError(SiraSeekEngineError):
         self.extra = extra
 
 
+class VectorsUnavailableError(SiraSeekEngineError, InputError):
+    """A vector field or kNN search was asked of a cluster without vector search
+    (Elasticsearch before 8.4, OpenSearch without the k-NN plugin); the message says what
+    gives it. Bad input for this cluster (exit 2 / 422), refused before any request: the
+    cluster is fine, it just cannot do what was asked."""
+
+
 class NotConcreteNameError(InputError):
     """A destructive call (delete, merge, alias change) was given a name that can mean more
     than one index: a wildcard, a list, ``_all`` or an exclusion. Refused before any request,

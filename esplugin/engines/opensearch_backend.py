@@ -12,7 +12,7 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import SerializationError, TransportError
 from opensearchpy.serializer import JSONSerializer
 
-from sira_seek.backend import ClusterInfo
+from sira_seek.backend import ClusterInfo, VectorSimilarity
 from sira_seek.config import ClusterSettings
 
 from .base import BULK_FILTER_PATH, RestBackend, path_segment
@@ -135,6 +135,50 @@ class OpenSearchBackend(RestBackend):
         return self.info.major > 3 or (
             self.info.major == 3 and int(self.info.version.split(".")[1]) >= 2
         )
+
+    # -- vectors -------------------------------------------------------------------------
+    def _vector_capabilities(
+        self, modules: set[str], plugins: set[str], phase_processors: set[str]
+    ) -> dict[str, bool]:
+        """knn_vector comes with the k-NN plugin (in the full distribution, not in the
+        minimal one; ``sira-seek node up`` installs it on 2.x). Fusion in the engine comes
+        with the neural-search plugin's search-pipeline processors: score normalisation
+        (2.10+) and RRF (score-ranker-processor, 2.19+); Apache-2.0, free wherever present."""
+        return {
+            "vectors": "opensearch-knn" in plugins,
+            "rrf": "score-ranker-processor" in phase_processors,
+            "score_normalization": "normalization-processor" in phase_processors,
+        }
+
+    def _vectors_hint(self) -> str:
+        return (
+            "knn_vector fields need the k-NN plugin (opensearch-knn, part of the full "
+            "distribution; `sira-seek node up` installs it on OpenSearch 2.19.6)"
+        )
+
+    def vector_index_settings(self) -> dict[str, Any]:
+        return {"knn": True}
+
+    def _vector_field(self, dims: int, similarity: VectorSimilarity) -> dict[str, Any]:
+        # HNSW on the Lucene engine: pure Java, no native library (faiss and nmslib need the
+        # plugin's native libraries, which its Maven zip does not ship) and the same graph
+        # Elasticsearch builds.
+        space = {"cosine": "cosinesimil", "dot_product": "innerproduct", "l2": "l2"}[similarity]
+        return {
+            "type": "knn_vector",
+            "dimension": dims,
+            "method": {"name": "hnsw", "engine": "lucene", "space_type": space},
+        }
+
+    def _knn_body(
+        self, field: str, vector: list[float], k: int, num_candidates: int
+    ) -> dict[str, Any]:
+        clause: dict[str, Any] = {"vector": vector, "k": k}
+        if (self.info.major, int(self.info.version.split(".")[1])) >= (2, 16):
+            # The HNSW candidate list (Elasticsearch's num_candidates): a query-time
+            # parameter from 2.16; before, the index's ef_search applies.
+            clause["method_parameters"] = {"ef_search": num_candidates}
+        return {"query": {"knn": {field: clause}}}
 
 
 def _root_type(exc: TransportError) -> str | None:

@@ -29,6 +29,55 @@ class ModuleJar(BaseModel):
     classname: str
     description: str
     extended_plugins: str = ""
+    with_dependencies: bool = False  # also the jars its pom lists (compile/runtime scope)
+    security_policy: str = ""  # the module's plugin-security.policy (the jar has none)
+
+
+class PluginZip(BaseModel):
+    """An official plugin zip from Maven Central, installed with the engine's plugin tool into
+    a copy of the assembled distribution (``<engine>-<version>-<suffix>``). A plugin must match
+    its engine exactly (version ``<engine version>.0``); Maven Central serves some releases
+    only, so a version it does not serve runs without the plugin, with a warning."""
+
+    name: str  # the plugin's folder under plugins/
+    artifact: str  # group:artifact (version = engine version + ".0", type zip)
+    suffix: str  # the distribution copy's suffix
+    purpose: str  # what a node lacks without it, for the warning
+    requires_modules: list[ModuleJar] = Field(default_factory=list)  # its extended plugins
+
+    def coords(self, engine_version: str) -> str:
+        return f"{self.artifact}:{engine_version}.0:zip"
+
+
+PAINLESS_POLICY = """grant {
+  // Painless compiles scripts and its whitelists into classes of its own loader.
+  permission java.lang.RuntimePermission "createClassLoader";
+  permission java.lang.RuntimePermission "getClassLoader";
+};
+"""
+
+KNN_PLUGIN = PluginZip(
+    name="opensearch-knn",
+    artifact="org.opensearch.plugin:opensearch-knn",
+    suffix="knn",
+    purpose="vector search (knn_vector fields, kNN queries)",
+    # k-NN extends lang-painless (its scoring script), which the integ-test-zip lacks: the
+    # module is assembled from its jar and the jars its pom lists.
+    requires_modules=[
+        ModuleJar(
+            name="lang-painless",
+            artifact="org.opensearch.plugin:lang-painless",
+            classname="org.opensearch.painless.PainlessPlugin",
+            description="Painless scripting (k-NN extends it).",
+            with_dependencies=True,
+            security_policy=PAINLESS_POLICY,
+        )
+    ],
+)
+"""The OpenSearch k-NN plugin on the local node: OpenSearch 2.x's only way to ``knn_vector``
+fields. Maven Central serves it for 2.19.6 (the default) but not, e.g., for 2.19.4 (the
+secured node's version); 3.x's k-NN also extends transport-grpc, which is not assembled here,
+so the local node supports vectors on 2.x only (docs/tutorials/cluster.md)."""
 
 
 class DistributionSpec(BaseModel):
@@ -43,6 +92,7 @@ class DistributionSpec(BaseModel):
     launcher: str
     extra_settings: dict[str, str] = Field(default_factory=dict)
     modules: list[ModuleJar] = Field(default_factory=list)
+    plugins: list[PluginZip] = Field(default_factory=list)
 
     @property
     def major(self) -> int:
@@ -76,6 +126,7 @@ def distribution_spec(engine: str, version: str | None = None) -> DistributionSp
                     description="English and other analyzers, stemmers, shingles.",
                 )
             ],
+            plugins=[KNN_PLUGIN] if major == 2 else [],
         )
     if engine == "elasticsearch":
         return DistributionSpec(

@@ -12,6 +12,7 @@ import base64
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import pwd
 import re
@@ -26,8 +27,9 @@ import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from xml.etree import ElementTree
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from sira_seek.config import NodeSettings
 from sira_seek.esplugin.engines.errors import NodeStartError
@@ -44,6 +46,8 @@ from .security import (
     security_settings,
 )
 
+logger = logging.getLogger(__name__)
+
 PREFERRED_PORTS = {"opensearch": 9410, "elasticsearch": 9420}
 # How often a starting node is asked for its health: a node answers within a fraction of a
 # second of binding its port, and a 1 s poll left 0.5 s on average unused per start.
@@ -59,9 +63,24 @@ class NodeState(BaseModel):
     pid: int
     node_dir: str
     secure: bool = False
+    plugins: list[str] = Field(
+        default_factory=list, description="Plugins installed from Maven (e.g. opensearch-knn)."
+    )
 
 
 # -- downloads -------------------------------------------------------------------------------
+
+
+def artifact_path(coords: str, dest: Path) -> Path:
+    """Where ``fetch_artifact`` keeps the Maven artifact ``g:a:v:type`` in ``dest``."""
+    _group, artifact, version, kind = coords.split(":")
+    return dest / f"{artifact}-{version}.{kind}"
+
+
+def not_served_marker(coords: str, dest: Path) -> Path:
+    """The file recording that Maven Central said it has no such artifact."""
+    path = artifact_path(coords, dest)
+    return path.with_name(path.name + ".not-served")
 
 
 def fetch_artifact(coords: str, dest: Path, on_status: Callable[[str], None] | None = None) -> Path:
@@ -70,10 +89,12 @@ def fetch_artifact(coords: str, dest: Path, on_status: Callable[[str], None] | N
     ``on_status`` hears "downloading ..." only when the artifact is not cached yet (``mvn -q``
     reports no byte counts, so a caller can show that a download, not a hang, takes the time).
     """
-    group, artifact, version, kind = coords.split(":")
-    target = dest / f"{artifact}-{version}.{kind}"
+    target = artifact_path(coords, dest)
     if target.exists():
         return target
+    not_served = not_served_marker(coords, dest)
+    if not_served.exists():
+        raise ArtifactNotServedError(f"{coords} is not on Maven Central ({not_served.read_text()})")
     mvn = shutil.which("mvn")
     if mvn is None:
         raise NodeStartError(
@@ -93,9 +114,95 @@ def fetch_artifact(coords: str, dest: Path, on_status: Callable[[str], None] | N
         on_status(f"downloading {coords} from Maven Central")
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not target.exists():
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        output = proc.stdout + proc.stderr
+        tail = "\n".join(output.splitlines()[-15:])
+        if "Could not find artifact" in output:
+            # Maven's definite "not there" (not a network failure): remembered, so that an
+            # optional plugin of a release Maven does not serve costs no mvn run per start.
+            not_served.write_text(f"mvn said 'Could not find artifact' on {time.strftime('%F')}")
+            raise ArtifactNotServedError(f"{coords} is not on Maven Central:\n{tail}")
         raise NodeStartError(f"Could not fetch {coords} from Maven:\n{tail}")
     return target
+
+
+class ArtifactNotServedError(NodeStartError):
+    """Maven Central answered that it has no such artifact (as opposed to no answer)."""
+
+
+def install_plugins(
+    base: Path,
+    spec: DistributionSpec,
+    java: Path,
+    downloads: Path,
+    on_status: Callable[[str], None] | None = None,
+) -> tuple[Path, list[str]]:
+    """A copy of the assembled distribution ``base`` with the spec's plugins, built once
+    (``<base>-<suffixes>``), and the names of the plugins it holds. A copy, so a node already
+    running from ``base`` is untouched. A plugin Maven Central does not serve for this release
+    is left out with a warning (the node runs without what it gives); any other failure
+    (no network, a failed install) is an error."""
+    wanted = []
+    for plugin in spec.plugins:
+        final = base.with_name(f"{base.name}-{plugin.suffix}")
+        if (final / "plugins" / plugin.name).is_dir():
+            wanted.append(plugin)
+            continue
+        try:
+            fetch_artifact(plugin.coords(spec.version), downloads, on_status)
+        except ArtifactNotServedError:
+            logger.warning(
+                "Maven Central has no %s plugin for %s %s (it must match the engine exactly): "
+                "this node runs without %s",
+                plugin.name,
+                spec.engine,
+                spec.version,
+                plugin.purpose,
+            )
+            if on_status is not None:
+                on_status(f"no {plugin.name} for {spec.engine} {spec.version}: no {plugin.purpose}")
+            continue
+        wanted.append(plugin)
+    if not wanted:
+        return base, []
+    final = base.with_name("-".join([base.name, *(p.suffix for p in wanted)]))
+    names = [p.name for p in wanted]
+    if all((final / "plugins" / name).is_dir() for name in names):
+        return final, names
+    with tempfile.TemporaryDirectory(dir=base.parent) as tmp:
+        staged = Path(tmp) / final.name
+        shutil.copytree(base, staged, symlinks=True)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            spec.java_home_env: str(java),
+            spec.conf_env: str(staged / "config"),
+        }
+        for plugin in wanted:
+            for module in plugin.requires_modules:
+                if not (staged / "modules" / module.name).is_dir():
+                    _install_module(staged, spec, module, downloads, on_status)
+            archive = fetch_artifact(plugin.coords(spec.version), downloads, on_status)
+            if on_status is not None:
+                on_status(f"installing {plugin.name}")
+            proc = subprocess.run(
+                [
+                    str(staged / "bin" / f"{spec.engine}-plugin"),
+                    "install",
+                    "--batch",
+                    archive.as_uri(),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+                raise NodeStartError(f"could not install the {plugin.name} plugin:\n{tail}")
+        if final.exists():
+            shutil.rmtree(final)
+        staged.rename(final)
+    _make_traversable(final)
+    return final, names
 
 
 def _extract(archive: Path, dest: Path) -> None:
@@ -108,6 +215,27 @@ def _extract(archive: Path, dest: Path) -> None:
                 os.chmod(path, mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
+def pom_dependencies(pom: Path) -> list[str]:
+    """The ``group:artifact:version`` of each compile/runtime dependency a POM lists (a
+    module's pom names exactly the jars its folder ships beside its own)."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    root = ElementTree.parse(pom).getroot()
+    out = []
+    for dep in root.findall("m:dependencies/m:dependency", ns):
+        scope = dep.findtext("m:scope", "compile", ns)
+        if scope not in ("compile", "runtime"):
+            continue
+        group, artifact, version = (
+            dep.findtext(f"m:{k}", "", ns) for k in ("groupId", "artifactId", "version")
+        )
+        if not (group and artifact and version) or "${" in version:
+            raise NodeStartError(
+                f"{pom.name}: cannot read the dependency {group}:{artifact}:{version}"
+            )
+        out.append(f"{group}:{artifact}:{version}")
+    return out
+
+
 def _install_module(
     home: Path,
     spec: DistributionSpec,
@@ -116,9 +244,16 @@ def _install_module(
     on_status: Callable[[str], None] | None = None,
 ) -> None:
     jar = fetch_artifact(f"{module.artifact}:{spec.version}:jar", downloads, on_status)
+    jars = [jar]
+    if module.with_dependencies:
+        pom = fetch_artifact(f"{module.artifact}:{spec.version}:pom", downloads, on_status)
+        jars += [fetch_artifact(f"{c}:jar", downloads, on_status) for c in pom_dependencies(pom)]
     mod_dir = home / "modules" / module.name
     mod_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(jar, mod_dir / jar.name)
+    for each in jars:
+        shutil.copy2(each, mod_dir / each.name)
+    if module.security_policy:
+        (mod_dir / "plugin-security.policy").write_text(module.security_policy)
     (mod_dir / "plugin-descriptor.properties").write_text(
         "\n".join(
             [
@@ -394,9 +529,36 @@ class LocalNode:
         self.node_dir.parent.mkdir(parents=True, exist_ok=True)
         with _exclusive_lock(self.node_dir.parent / f".{self.node_dir.name}.up.lock"):
             live = self.running()
-            if live is not None:
+            if live is not None and not self._lacks_plugins(live):
                 return live
+            if live is not None:
+                # Started before sira-seek installed the spec's plugins (an older version):
+                # restarted once from the distribution with them, its data kept.
+                logger.warning(
+                    "%s %s at %s runs without %s: restarting it with them (data kept)",
+                    live.engine,
+                    live.version,
+                    live.url,
+                    ", ".join(p.name for p in self.spec.plugins),
+                )
+                if on_status is not None:
+                    on_status(f"restarting {live.engine} {live.version} to add its plugins")
+                self.down()
             return self._start(on_status)
+
+    def _lacks_plugins(self, live: NodeState) -> bool:
+        """Whether the running node misses a plugin this version's node gets (it was started
+        by an older sira-seek); a plugin Maven Central does not serve is not missed."""
+        wanted = {p.name for p in self.spec.plugins}
+        if wanted <= set(live.plugins):
+            return False
+        downloads = self.settings.home / "downloads"
+        served = {
+            p.name
+            for p in self.spec.plugins
+            if not not_served_marker(p.coords(self.spec.version), downloads).exists()
+        }
+        return not served <= set(live.plugins)
 
     def _start(self, on_status: Callable[[str], None] | None) -> NodeState:
         if os.geteuid() == 0:
@@ -409,6 +571,9 @@ class LocalNode:
             dist = os_security.install_security_plugin(
                 dist, self.spec.version, java, fetch=lambda c: fetch_artifact(c, downloads)
             )
+        dist, plugins = install_plugins(
+            dist, self.spec, java, self.settings.home / "downloads", on_status
+        )
         if self.prepare_distribution is not None:
             dist = self.prepare_distribution(dist, self.spec.version, java)
         port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
@@ -457,6 +622,7 @@ class LocalNode:
             pid=proc.pid,
             node_dir=str(self.node_dir),
             secure=self.settings.secure,
+            plugins=plugins,
         )
         self.state_file.write_text(state.model_dump_json(indent=2))
         begun = time.monotonic()

@@ -53,7 +53,10 @@ from sira_seek.backend import (
     TermDocFreqBounds,
     TermStatistic,
     TextTermStatistics,
+    VectorSimilarity,
 )
+from sira_seek.esplugin.engines.base import check_knn_request, check_vector_field
+from sira_seek.esplugin.engines.errors import VectorsUnavailableError
 from sira_seek.fields import CONTENTS, SOURCE_FIELDS
 
 STOPWORDS = frozenset({"the", "a", "of", "and", "is", "in", "what"})
@@ -112,6 +115,16 @@ def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
             _merge(target[key], value)
         else:
             target[key] = copy.deepcopy(value)
+
+
+def _vector_score(similarity: str, a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    if similarity == "l2":
+        return 1.0 / (1.0 + sum((x - y) ** 2 for x, y in zip(a, b, strict=True)))
+    if similarity == "cosine":
+        norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        dot = dot / norms if norms else 0.0
+    return (1.0 + dot) / 2.0
 
 
 def _pick(source: Mapping[str, Any], includes: list[str] | bool) -> dict[str, Any]:
@@ -207,7 +220,7 @@ class InMemoryBackend:
     ) -> None:
         self.index = index
         self.info = ClusterInfo(engine="in-memory", version="1.0", url="memory://")
-        self.caps = capabilities or Capabilities(shingle=True)
+        self.caps = capabilities or Capabilities(shingle=True, vectors=True)
         self.seq = 0
         self.indexes: dict[str, MemoryIndex] = {
             index: MemoryIndex(
@@ -774,6 +787,54 @@ class InMemoryBackend:
             if lost or (lose_after is not None and n >= lose_after):
                 raise ScanContextLostError("the in-memory point in time was dropped by the test")
             yield [self._hit(i, snapshot[i], source) for i in ids[start : start + page_size]]
+
+    # -- vectors -------------------------------------------------------------------------
+    def vector_mapping(self, dims: int, similarity: VectorSimilarity) -> dict[str, Any]:
+        check_vector_field(dims, similarity)
+        if not self.caps.vectors:
+            raise VectorsUnavailableError("the in-memory backend was built without vectors")
+        return {"type": "dense_vector", "dims": dims, "similarity": similarity}
+
+    def vector_index_settings(self) -> dict[str, Any]:
+        return {}
+
+    def knn_search(
+        self,
+        index: str,
+        field: str,
+        vector: Sequence[float],
+        *,
+        k: int,
+        num_candidates: int,
+        source: Sequence[str] | None = None,
+    ) -> SearchResult:
+        """EXACT nearest neighbours (the engines' HNSW is approximate, and exact on a few
+        documents), scored as both engines score: cosine and dot product (1 + s) / 2,
+        l2 1 / (1 + d^2); nearest first, ties by id."""
+        check_knn_request(vector, k=k, num_candidates=num_candidates)
+        if not self.caps.vectors:
+            raise VectorsUnavailableError("the in-memory backend was built without vectors")
+        idx = self._idx(index)
+        spec = idx.properties.get(field) or {}
+        if spec.get("type") != "dense_vector":
+            raise EngineError(f"{field!r} is not a vector field of {index!r}")
+        if len(vector) != spec["dims"]:
+            raise EngineError(f"the query vector has {len(vector)} dimensions, not {spec['dims']}")
+        scored = []
+        for doc_id, doc in idx.docs.items():
+            stored = doc.source.get(field)
+            if stored is None:
+                continue
+            scored.append((_vector_score(spec["similarity"], vector, stored), doc_id, doc))
+        scored.sort(key=lambda found: (-found[0], found[1]))
+        shown: list[str] | bool = list(source) if source is not None else True
+        hits = []
+        for score, doc_id, doc in scored[:k]:
+            hit = self._hit(doc_id, doc, shown).model_copy(update={"score": score})
+            if source is None and hit.source is not None:
+                hit.source.pop(field, None)
+            hits.append(hit)
+        return SearchResult(hits=hits, total=len(hits), took_ms=1)
 
     def close(self) -> None:
         return None
