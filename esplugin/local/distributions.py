@@ -76,8 +76,9 @@ KNN_PLUGIN = PluginZip(
 )
 """The OpenSearch k-NN plugin on the local node: OpenSearch 2.x's only way to ``knn_vector``
 fields. Maven Central serves it for 2.19.6 (the default) but not, e.g., for 2.19.4 (the
-secured node's version); 3.x's k-NN also extends transport-grpc, which is not assembled here,
-so the local node supports vectors on 2.x only (docs/tutorials/cluster.md)."""
+secured node's version); 3.x's k-NN also extends transport-grpc, which Maven Central does
+not publish as a module, so the local node supports vectors on 2.x only
+(docs/tutorials/cluster.md)."""
 
 
 class DistributionSpec(BaseModel):
