@@ -29,7 +29,7 @@ from .options import (
     strict_option,
 )
 from .progress import progress_bar
-from .search_cmd import rerank_option, sira_options
+from .search_cmd import method_option, rerank_option, sira_options
 
 
 def _measures_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -47,7 +47,7 @@ def _measures_option(ctx: click.Context, param: click.Parameter, value: str | No
 @click.option("--index", required=True)
 @click.option("--queries", type=click.Path(exists=True, path_type=Path), required=True)
 @click.option("--qrels", type=click.Path(exists=True, path_type=Path), required=True)
-@click.option("--method", type=click.Choice(["bm25", "sira"]), default="bm25", show_default=True)
+@method_option(inferred=False)
 @sira_options
 @rerank_option
 @strict_option
@@ -94,6 +94,7 @@ def eval_retrieval(
     """nDCG@10, Recall@10 and Recall@100 (or --measures) of METHOD over BEIR queries and qrels.
 
     `--method sira` needs candidate phrases from --expansions FILE or --llm SPEC;
+    `--method hyde` / `cot` (the SIRA paper's LLM baselines) need --llm SPEC;
     `--rerank N --llm SPEC` reranks every query's top N by relevance before scoring.
     """
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}

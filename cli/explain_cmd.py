@@ -12,7 +12,7 @@ from sira_seek.sira.hit_explanation import explain_hit
 from sira_seek.workflows.search import search
 
 from .options import LazyBackend, cluster_options, friendly_errors, json_option
-from .search_cmd import search_request, sira_options
+from .search_cmd import method_option, search_request, sira_options
 
 
 def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
@@ -27,6 +27,7 @@ def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
 @click.argument("hit_id")
 @click.option("--query", "text", required=True, help="The search text.")
 @click.option("--index", required=True)
+@method_option(inferred=True)
 @sira_options
 @click.option("--id", "query_id", default=None, help="Query id to look up in --expansions.")
 @click.option("--depth", type=int, default=3, show_default=True, help="Lucene tree depth shown.")
@@ -37,6 +38,7 @@ def explain(
     hit_id: str,
     text: str,
     index: str,
+    method: str | None,
     llm_spec: str | None,
     expansions: Path | None,
     tau: float | None,
@@ -47,10 +49,11 @@ def explain(
     as_json: bool,
     **kw: Any,
 ) -> None:
-    """Show how HIT_ID scored under the SIRA query for --query: clause by clause."""
+    """Show how HIT_ID scored under the SIRA query (or --method's) for --query: clause by
+    clause."""
     request = search_request(
-        text, index, llm_spec, expansions, tau=tau, weight=weight, task=task, query_id=query_id,
-        **kw.pop("on_llm_failure"),
+        text, index, llm_spec, expansions, method=method, tau=tau, weight=weight, task=task,
+        query_id=query_id, **kw.pop("on_llm_failure"),
     )  # fmt: skip
     connect = LazyBackend(kw)
     result = search(connect, request)

@@ -13,6 +13,7 @@ from sira_seek.inspection.from_results import record_from_sira
 from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT
+from sira_seek.workflows.methods import GENERATED_WEIGHT, METHOD_NAMES, METHODS
 from sira_seek.workflows.request_base import ON_LLM_FAILURE_HELP
 from sira_seek.workflows.search import (
     FALLBACK_NOTE,
@@ -21,7 +22,6 @@ from sira_seek.workflows.search import (
     search_queries,
 )
 from sira_seek.workflows.search import search as run_search
-from sira_seek.workflows.sira_setup import sira_settings
 
 from .options import (
     LazyBackend,
@@ -62,7 +62,8 @@ def sira_options(func: Any) -> Any:
             "--weight",
             type=float,
             default=None,
-            help=f"w in BM25(q) + w*BM25(q_exp) (default {DEFAULT_WEIGHT}).",
+            help=f"w in BM25(q) + w*BM25(q_exp) (default {DEFAULT_WEIGHT}; hyde and cot: "
+            f"{GENERATED_WEIGHT}, query2doc's query repeated five times).",
         ),
         click.option(
             "--task",
@@ -81,6 +82,25 @@ def sira_options(func: Any) -> Any:
     for opt in reversed(opts):
         func = opt(func)
     return func
+
+
+METHODS_HELP = "; ".join(f"{spec.name}: {spec.summary}" for spec in METHODS.values())
+
+
+def method_option(*, inferred: bool) -> Any:
+    """--method, one of the methods table's names (``workflows.methods``). ``inferred``
+    (search, explain): by default sira when --llm or --expansions gives phrases, else bm25;
+    otherwise (eval retrieval) bm25."""
+    default_help = (
+        "Default: sira with --llm or --expansions, else bm25." if inferred else "Default: bm25."
+    )
+    return click.option(
+        "--method",
+        type=click.Choice(METHOD_NAMES),
+        default=None if inferred else "bm25",
+        show_default=not inferred,
+        help=f"{METHODS_HELP}. hyde and cot need --llm. {default_help}",
+    )
 
 
 def rerank_option(func: Any) -> Any:
@@ -103,20 +123,27 @@ def search_request(
     llm_spec: str | None,
     expansions: Path | None,
     *,
+    method: str | None = None,
     rerank: int = 0,
     **knobs: Any,
 ) -> SearchRequest:
-    """The search the shared SIRA flags ask for (``search`` and ``explain``): SIRA when
-    --llm or --expansions gives phrases, else BM25 (the workflow request checks the rest)."""
+    """The search the shared SIRA flags ask for (``search`` and ``explain``): ``method``, by
+    default SIRA when --llm or --expansions gives phrases, else BM25 (the workflow request
+    checks the rest)."""
     return SearchRequest.build(
         query=text,
         index=index,
-        method="sira" if (llm_spec or expansions) else "bm25",
+        method=method or inferred_method(llm_spec, expansions),
         expansions=expansions,
         llm=llm_spec,
         rerank=rerank,
         **knobs,
     )
+
+
+def inferred_method(llm_spec: str | None, expansions: Path | None) -> str:
+    """The method when --method is not given: SIRA with a phrase source, else BM25."""
+    return "sira" if (llm_spec or expansions) else "bm25"
 
 
 def _print_human(result: SiraResult) -> None:
@@ -159,6 +186,7 @@ def _print_human(result: SiraResult) -> None:
     help="Search every query of a BEIR queries JSONL (`_id`, `text`) instead of TEXT; SIRA's "
     "LLM calls go out together (with --llm batch:DIR#MODEL, in offline rounds).",
 )
+@method_option(inferred=True)
 @sira_options
 @click.option(
     "--id",
@@ -181,6 +209,7 @@ def search(
     text: str | None,
     index: str,
     queries: Path | None,
+    method: str | None,
     llm_spec: str | None,
     expansions: Path | None,
     tau: float | None,
@@ -195,17 +224,19 @@ def search(
     **kw: Any,
 ) -> None:
     """Search INDEX for TEXT (or every query of --queries) with SIRA (plain BM25 when no --llm
-    or --expansions is given)."""
+    or --expansions is given), or the --method given (hyde, cot: the SIRA paper's LLM
+    baselines)."""
     if (text is None) == (queries is None):
         raise click.UsageError("give either TEXT or --queries FILE")
     policy = kw.pop("on_llm_failure")
     if queries is not None:
         knobs = {"tau": tau, "weight": weight, "task": task, "k": size, "rerank": rerank, **policy}
+        knobs["method"] = method or inferred_method(llm_spec, expansions)
         _search_file(queries, index, llm_spec, expansions, knobs, as_json, LazyBackend(kw))
         return
     assert text is not None
     request = search_request(
-        text, index, llm_spec, expansions, tau=tau, weight=weight, task=task,
+        text, index, llm_spec, expansions, method=method, tau=tau, weight=weight, task=task,
         query_id=query_id, k=size, rerank=rerank, **policy,
     )  # fmt: skip
     skipped = ReadReport()
@@ -213,9 +244,11 @@ def search(
     result = run_search(backend, request, report=skipped)
     echo_skipped(skipped)
     if log_queries:
-        used = sira_settings(tau=tau, weight=weight)
+        used = request.settings()
         with QueryLogger(backend()) as qlog:
-            qlog.log(record_from_sira(result, weight=used.weight, tau=used.tau))
+            qlog.log(
+                record_from_sira(result, weight=used.weight, tau=used.tau, method=request.method)
+            )
     if as_json:
         click.echo(json.dumps(result.to_search_json(), ensure_ascii=False, indent=2))
     elif explain:
@@ -238,7 +271,6 @@ def _search_file(
     request = QueriesSearchRequest.build(
         queries=queries,
         index=index,
-        method="sira" if (llm_spec or expansions) else "bm25",
         expansions=expansions,
         llm=llm_spec,
         **knobs,

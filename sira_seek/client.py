@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from sira_seek.sync.document_prompt import CorpusTask
     from sira_seek.sync.run_report import RunReport
     from sira_seek.workflows.request_base import OnLLMFailure
-    from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
+    from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod, SeekRetrieverName
 
 logger = logging.getLogger(__name__)
 
@@ -277,7 +277,7 @@ class SiraSeek:
         *,
         index: str | None,
         llm: str | None = None,
-        retriever: RetrievalMethod = "bm25",
+        retriever: SeekRetrieverName = "bm25",
         expansions: Path | str | None = None,
         method: SeekMethod = "seek",
         variant: SeekVariant = "sequential",
@@ -317,7 +317,7 @@ class SiraSeek:
         *,
         index: str | None,
         llm: str | None = None,
-        retriever: RetrievalMethod = "bm25",
+        retriever: SeekRetrieverName = "bm25",
         expansions: Path | str | None = None,
         method: SeekMethod = "seek",
         variant: SeekVariant = "sequential",

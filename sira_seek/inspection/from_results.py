@@ -18,7 +18,11 @@ if TYPE_CHECKING:  # annotations only: a SIRA search does not load SEEK's module
     from sira_seek.sira.results import SiraResult
 
 
-def record_from_sira(result: SiraResult, *, weight: float, tau: float) -> QueryLogRecord:
+def record_from_sira(
+    result: SiraResult, *, weight: float, tau: float, method: str = "sira"
+) -> QueryLogRecord:
+    """``method`` is the request's (``sira``, or ``hyde``/``cot``, whose searches run through
+    the same retriever)."""
     calls = result.llm_calls
     return QueryLogRecord(
         kind="bm25_search"
@@ -26,7 +30,7 @@ def record_from_sira(result: SiraResult, *, weight: float, tau: float) -> QueryL
         else "sira_search",
         index=result.index,
         query=result.query,
-        method="sira",
+        method=method,
         expansion_weight=weight,
         max_df_ratio=tau,
         candidates=[

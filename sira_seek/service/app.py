@@ -46,6 +46,7 @@ from sira_seek.workflows.errors import (
     Unavailable,
     classify,
 )
+from sira_seek.workflows.methods import METHODS, RetrievalMethod
 from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.validation import (
     INDEX_PATTERN,
@@ -160,7 +161,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 class SearchRequest(BaseModel):
     """``POST /search``: BM25 without expansions and without a configured LLM, SIRA
-    otherwise (the body's phrases win over the LLM)."""
+    otherwise (the body's phrases win over the LLM); or the ``method`` named (``hyde`` and
+    ``cot`` write their text with the server's LLM)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -189,6 +191,12 @@ class SearchRequest(BaseModel):
         default=None,
         max_length=MAX_EXPANSIONS,
         description="Precomputed candidate phrases; the index's DF decides which are kept.",
+    )
+    method: RetrievalMethod | None = Field(
+        default=None,
+        description="; ".join(f"{m.name}: {m.summary}" for m in METHODS.values())
+        + ". hyde and cot use the server's LLM (`serve --llm`). Default: sira with "
+        "`expansions` or a server LLM, else bm25.",
     )
     k: Annotated[int, Field(ge=1, le=1000), BeforeValidator(_json_integer)] = Field(
         default=10, description="Number of hits."
@@ -302,31 +310,34 @@ class LazyCluster:
 
 
 class SharedExpander:
-    """The configured LLM's expander, built once (a CPU model loads once, not per request)."""
+    """The configured LLM's expanders, each built once, on the first request of its method
+    (``sira``'s phrases, ``hyde``'s and ``cot``'s texts): a CPU model loads once, not per
+    request, and the methods share its client."""
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self._lock = threading.Lock()
-        self._expander: QueryExpander | None = None
+        self._expanders: dict[str, QueryExpander] = {}
 
-    def get(self) -> QueryExpander:
+    def get(self, method: RetrievalMethod = "sira") -> QueryExpander:
         from sira_seek.workflows.sira_setup import choose_expander
 
         with self._lock:
-            if self._expander is None:
+            if method not in self._expanders:
                 try:
-                    self._expander = choose_expander("sira", llm=self.spec)
+                    built = choose_expander(method, llm=self.spec)
                 except InvalidInput as exc:
                     # The server's own LLM, not the caller's input: the service is unavailable.
                     raise Unavailable(exc.message) from exc
-            assert self._expander is not None
-            return self._expander
+                assert built is not None
+                self._expanders[method] = built
+            return self._expanders[method]
 
     def close(self) -> None:
         with self._lock:
-            if self._expander is not None:
-                self._expander.close()
-                self._expander = None
+            for expander in self._expanders.values():
+                expander.close()
+            self._expanders.clear()
 
 
 class SharedReranker:
@@ -549,7 +560,8 @@ def create_app(
         response_description="`hits` [{`_id`, `score`, `title`, `matched_queries`, "
         "`rerank_score`}], `query` (the request body sent), `candidates` (the grounded "
         "candidate table), `categories`, `doc_count`, `max_doc_freq`, `plain_bm25`, "
-        "`expansion_source`, `timings_ms`, `llm_calls`, `notes`, `explain` (Dev Tools).",
+        "`expansion_source`, `generated_text` (hyde/cot), `timings_ms`, `llm_calls`, `notes`, "
+        "`explain` (Dev Tools).",
         responses=ERROR_RESPONSES,
         response_model=dict[str, Any],
     )
@@ -674,16 +686,29 @@ def _search(
 ) -> SiraResult:
     """The search workflow: the body's phrases when it brings some, else the server's shared
     LLM expander when it has one, else plain BM25; a ``rerank`` reads with the server's LLM
-    (the route refuses one on a server without an LLM)."""
+    (the route refuses one on a server without an LLM). A ``method`` named in the body is
+    that method, its LLM the server's (``hyde``/``cot`` on a server without one: 422)."""
     from sira_seek.workflows import search as flow
 
-    shared = expander.get() if expander is not None and request.expansions is None else None
+    method = request.method
+    additions = METHODS[method].additions if method is not None else "phrases"
+    if additions == "generated" and expander is None:
+        raise InvalidInput(
+            f"method {method!r} needs an LLM to write its text: this server has none "
+            "(serve --llm SPEC)",
+            field="method",
+        )
+    shared = None
+    if expander is not None and additions != "none" and request.expansions is None:
+        shared = expander.get(method or "sira")
     reading = reranker.get() if reranker is not None and request.rerank else None
     spec = next((x.spec for x in (expander, reranker) if x is not None), None)
+    if method is None:
+        method = "sira" if request.expansions is not None or shared is not None else "bm25"
     wanted = flow.SearchRequest.build(
         query=request.query,
         index=index,
-        method="sira" if request.expansions is not None or shared is not None else "bm25",
+        method=method,
         phrases=request.expansions,
         k=request.k,
         tau=request.tau,

@@ -26,9 +26,10 @@ from sira_seek.llm.precomputed import PrecomputedKeywords
 from sira_seek.llm.response import LLMError, LLMResponse
 from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec, parse_backend_spec
 
+from .generation_prompts import GenerationMethod, generation_request
 from .keyword_parsing import clean_phrases, parse_enrichment
 from .prompts import enrichment_request
-from .settings import Task
+from .settings import SiraSettings, Task
 
 LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
 """Failed-call kinds that mean the LLM is not there (down, hanging, not installed, failing
@@ -92,11 +93,22 @@ def check_llm_up(calls: Iterable[LLMCall | None], llm: str | None) -> None:
             )
 
 
+class GeneratedText(BaseModel):
+    """What an LLM wrote for a query under a generation baseline (``hyde``: a hypothetical
+    passage, ``cot``: a reasoning chain), as it wrote it: the query adds it ungrounded
+    (``SiraRetriever.compile``), cut to the query's word budget."""
+
+    method: GenerationMethod
+    text: str
+
+
 class Expansion(BaseModel):
-    """Candidate phrases (and categories) for one query, with their provenance."""
+    """Candidate phrases (and categories) for one query, with their provenance; or, for the
+    generation baselines, the text the LLM wrote (``generated``)."""
 
     phrases: list[str] = Field(default_factory=list)
     categories: list[str] = Field(default_factory=list)
+    generated: GeneratedText | None = None
     source: Literal["llm", "precomputed", "given", "none"] = "none"
     note: str | None = None
     llm_call: LLMCall | None = None
@@ -308,6 +320,91 @@ class LLMExpander:
                     categories=parsed.categories,
                     source="llm",
                     note=note,
+                    llm_call=call,
+                )
+            )
+        return out
+
+    def close(self) -> None:
+        self.blocking.close()
+
+
+class GenerativeExpander:
+    """The SIRA paper's LLM query-expansion baselines: asks an LLM to write a text for each
+    query (``hyde``: a passage answering it, ``cot``: its reasoning before the answer; prompts
+    in ``generation_prompts``), many queries at once. The text comes back as
+    ``Expansion.generated``, which the retriever adds to the BM25 query as it is: no
+    grounding, that is what the baselines measure against SIRA.
+
+    A failed call or an empty text leaves the query without an addition (``source="none"``,
+    plain BM25, counted by ``FailurePolicy`` like SIRA's); an LLM that is not there stops the
+    run under ``on_llm_failure="error"`` as SIRA's does.
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        method: GenerationMethod,
+        chat: bool,
+        task: Task = "multihop",
+        concurrency: int = 16,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.blocking = BlockingLLMClient(client)
+        self.method = method
+        self.chat = chat
+        self.task = task
+        self.concurrency = concurrency
+        # The environment's (SIRA_SEEK_SIRA_GENERATION_MAX_TOKENS) unless given.
+        self.max_tokens = max_tokens or SiraSettings().generation_max_tokens
+
+    @classmethod
+    def from_spec(
+        cls, spec: str, *, method: GenerationMethod, task: Task = "multihop", concurrency: int = 16
+    ) -> GenerativeExpander:
+        """Build from a backend spec string (``openai:URL#model``, ``llamacpp:...``,
+        ``batch:DIR#model``)."""
+        client, chat = client_for_spec(spec)
+        return cls(client, method=method, chat=chat, task=task, concurrency=concurrency)
+
+    def expand_many(
+        self,
+        queries: list[QueryInput],
+        *,
+        categories: bool = False,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> list[Expansion]:
+        """One generated text per query (``categories`` does not apply: the baselines add
+        text only); ``on_progress(1)`` as each call finishes."""
+        requests = [
+            generation_request(
+                self.method,
+                q.text,
+                self.task,
+                chat=self.chat,
+                lookup_key=q.id if q.id is not None else q.text,
+                max_tokens=self.max_tokens,
+            )
+            for q in queries
+        ]
+        outcomes = self.blocking.generate_many(requests, self.concurrency, on_done=on_progress)
+        out: list[Expansion] = []
+        for outcome in outcomes:
+            call = call_record(outcome)
+            if isinstance(outcome, LLMError):
+                out.append(
+                    Expansion(source="none", note=f"LLM call failed ({call.error})", llm_call=call)
+                )
+                continue
+            text = " ".join(outcome.text.split())
+            if not text:
+                out.append(Expansion(source="none", note="the LLM wrote nothing", llm_call=call))
+                continue
+            out.append(
+                Expansion(
+                    source="llm",
+                    generated=GeneratedText(method=self.method, text=text),
                     llm_call=call,
                 )
             )

@@ -99,6 +99,11 @@ class SiraResult(BaseModel):
             "max_doc_freq": self.candidates.max_doc_freq,
             "plain_bm25": self.plain_bm25,
             "expansion_source": self.expansion.source,
+            # hyde / cot: the text the LLM wrote, in full (the query uses it cut to the
+            # word budget: see the compiled ``query`` and ``notes``); null for other methods.
+            "generated_text": (
+                self.expansion.generated.model_dump() if self.expansion.generated else None
+            ),
             "fell_back_to_bm25": self.fell_back_to_bm25,
             "timings_ms": {
                 **self.timings.model_dump(),

@@ -20,13 +20,19 @@ from sira_seek.llm.pending import PendingRequests
 
 from .categories import CategoryDecision, CategoryGrounder
 from .df_check import CandidateTable, DocFrequencyChecker
-from .expansions import Expansion, QueryExpander, QueryInput
+from .expansions import Expansion, GeneratedText, QueryExpander, QueryInput
 from .index_profile import IndexProfile, read_index_profile
 from .keyword_parsing import clean_phrases
 from .rerank import LLMReranker, unusable_note
 from .results import SiraHit, SiraResult, Timings
 from .settings import SiraSettings
-from .weighted_query import ORIGINAL_NAME, CategoryClause, DerivedParts, WeightedQuery
+from .weighted_query import (
+    GENERATED_NAME,
+    ORIGINAL_NAME,
+    CategoryClause,
+    DerivedParts,
+    WeightedQuery,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -113,10 +119,30 @@ class SiraRetriever:
             ]
         return flat, []
 
+    def generated_words(self, text: str, generated: GeneratedText) -> tuple[str, list[str]]:
+        """A generation baseline's text cut so that the query and it stay within
+        ``max_query_words`` together (the budget a typed query has, which keeps the compiled
+        query under the engines' clause limits), and a note when it was cut."""
+        budget = self.settings.max_query_words - len(text.split())
+        words = generated.text.split()
+        if len(words) <= budget:
+            return " ".join(words), []
+        kept = " ".join(words[: max(budget, 0)])
+        return kept, [
+            f"{generated.method} text cut from {len(words)} to {max(budget, 0)} words: the "
+            f"query and it stay within {self.settings.max_query_words} words "
+            "(SIRA_SEEK_SIRA_MAX_QUERY_WORDS)"
+        ]
+
     def compile(
-        self, text: str, table: CandidateTable, categories: Sequence[CategoryDecision] = ()
+        self,
+        text: str,
+        table: CandidateTable,
+        categories: Sequence[CategoryDecision] = (),
+        generated: GeneratedText | None = None,
     ) -> WeightedQuery:
-        """The weighted query for an already-prepared text and its candidate table."""
+        """The weighted query for an already-prepared text and its candidate table, and a
+        generation baseline's text (already cut by ``generated_words``) when there is one."""
         p = self.profile
         original = p.text_clause(ORIGINAL_NAME, text, ngrams=self.settings.original_ngrams)
         expansion = [
@@ -132,9 +158,15 @@ class SiraRetriever:
             for c in categories
             if c.use is not None and p.category_field is not None
         ]
+        extra = (
+            p.text_clause(f"{GENERATED_NAME}:{generated.method}", generated.text)
+            if generated is not None and generated.text
+            else None
+        )
         return WeightedQuery(
             original=original,
             expansion=expansion,
+            generated=extra,
             weight=self.settings.weight,
             categories=cats,
             category_weight=self.settings.category_weight,
@@ -172,6 +204,17 @@ class SiraRetriever:
             queries, categories=wants_categories, on_progress=on_progress
         )
         return found, _ms(started) / max(1, len(queries))
+
+    def _generated(
+        self, text: str, expansion: Expansion, notes: list[str]
+    ) -> GeneratedText | None:
+        """The expansion's generated text as the query will use it (cut to the word budget,
+        the cut noted in ``notes``); None for phrase expansions."""
+        if expansion.generated is None:
+            return None
+        kept, cut = self.generated_words(text, expansion.generated)
+        notes.extend(cut)
+        return GeneratedText(method=expansion.generated.method, text=kept)
 
     def _ground(
         self, text: str, expansion: Expansion, timings: Timings
@@ -282,7 +325,7 @@ class SiraRetriever:
         else:
             (expansion,), timings.expansion_ms = self._expand([query])
         table, decisions = self._ground(prepared, expansion, timings)
-        wq = self.compile(prepared, table, decisions)
+        wq = self.compile(prepared, table, decisions, self._generated(prepared, expansion, notes))
         started = time.perf_counter()
         found = self.backend.search(self.index, wq.to_dict(), params=self.params or None)
         timings.search_ms = _ms(started)
@@ -322,7 +365,7 @@ class SiraRetriever:
         for query, (text, notes), expansion in zip(inputs, prepared, expansions, strict=True):
             timings = Timings(expansion_ms=per_query_llm_ms)
             table, decisions = self._ground(text, expansion, timings)
-            wq = self.compile(text, table, decisions)
+            wq = self.compile(text, table, decisions, self._generated(text, expansion, notes))
             staged.append(_Staged(query, text, notes, expansion, table, decisions, wq, timings))
         results: list[SiraResult] = []
         waiting = PendingRequests()  # offline batch rounds: every query's rerank in one round

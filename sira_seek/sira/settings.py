@@ -88,6 +88,13 @@ class SiraSettings(BaseSettings):
         ge=1,
         description="Longer queries are cut to this many words (engines cap query clauses).",
     )
+    generation_max_tokens: int = Field(
+        default=256,
+        ge=1,
+        le=4096,
+        description="The longest text the hyde and cot baselines ask the LLM for (tokens); "
+        "the query and the text are cut to max_query_words words together anyway.",
+    )
     category_weight: float = Field(default=1.0, ge=0.0, description="Boost of category clauses.")
     use_close_categories: bool = Field(
         default=False,

@@ -22,6 +22,9 @@ from pydantic import BaseModel, Field
 ORIGINAL_NAME = "sira_original"
 EXPANSION_NAME = "sira_expansion"
 CATEGORIES_NAME = "sira_categories"
+GENERATED_NAME = "generated_text"
+"""The group of a generation baseline's text (``hyde``, ``cot``); its clause is named
+``generated_text:<method>``."""
 
 
 class TextClause(BaseModel):
@@ -101,6 +104,11 @@ class WeightedQuery(BaseModel):
     weight: float = Field(ge=0.0)
     categories: list[CategoryClause] = Field(default_factory=list)
     category_weight: float = Field(default=1.0, ge=0.0)
+    generated: TextClause | None = Field(
+        default=None,
+        description="A generation baseline's text (hyde, cot), in its own group boosted by "
+        "``weight``: BM25(q) + w * BM25(text).",
+    )
     size: int = Field(default=10, ge=0)
     source: list[str] | bool = False
     group_names: bool = Field(
@@ -111,7 +119,7 @@ class WeightedQuery(BaseModel):
 
     @property
     def is_plain_bm25(self) -> bool:
-        return not self.expansion and not self.categories
+        return not self.expansion and not self.categories and self.generated is None
 
     def query_dict(self) -> dict[str, Any]:
         named = self.group_names
@@ -124,6 +132,14 @@ class WeightedQuery(BaseModel):
                     [c.to_dict() for c in self.expansion],
                     self.weight,
                     EXPANSION_NAME if named else None,
+                )
+            )
+        if self.generated is not None and self.weight > 0:
+            should.append(
+                _group(
+                    [self.generated.to_dict()],
+                    self.weight,
+                    GENERATED_NAME if named else None,
                 )
             )
         if self.categories and self.category_weight > 0:
@@ -174,6 +190,7 @@ class DerivedParts:
             for name, prefix in (
                 (EXPANSION_NAME, "sira_expansion:"),
                 (CATEGORIES_NAME, "sira_category:"),
+                (GENERATED_NAME, f"{GENERATED_NAME}:"),
             ):
                 members = tuple(dict.fromkeys(n for n in names if n and n.startswith(prefix)))
                 if members:

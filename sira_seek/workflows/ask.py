@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import get_args
 
 from pydantic import (
     BaseModel,
@@ -25,7 +26,13 @@ from sira_seek.seek.settings import SeekMethod, SeekSettings, SeekVariant
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified, validation_message
-from .sira_setup import BackendSource, RetrievalMethod, backend_of, choose_expander
+from .sira_setup import (
+    BackendSource,
+    RetrievalMethod,
+    SeekRetrieverName,
+    backend_of,
+    choose_expander,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +45,7 @@ class AskRequest(BaseModel):
     question: str
     index: str | None = None
     llm: str | None = None
-    retriever: RetrievalMethod = "bm25"
+    retriever: SeekRetrieverName = "bm25"
     expansions: Path | None = None
     settings: SeekSettings = Field(default_factory=SeekSettings)
     use_cache: StrictBool | None = None
@@ -87,7 +94,13 @@ def build_retriever(
     expansions: Path | None = None,
 ) -> Retriever:
     """SEEK's sub-query retriever: BM25, or SIRA with phrases from a file or an LLM (the file
-    wins when both are given: SEEK's own LLM is always there)."""
+    wins when both are given: SEEK's own LLM is always there). The search methods SEEK does
+    not take (``hyde``, ``cot``) are ``InvalidInput``, not SIRA under another name."""
+    if name not in get_args(SeekRetrieverName):
+        choices = ", ".join(get_args(SeekRetrieverName))
+        raise InvalidInput(
+            f"SEEK's sub-queries search with {choices}, not {name!r}", field="retriever"
+        )
     if name == "bm25":
         return BM25Retriever(backend, index)
     from sira_seek.sira.retriever import SiraRetriever

@@ -45,9 +45,10 @@ from sira_seek.sira.rerank import LLMReranker
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
 from .errors import InvalidInput, NotFound, classified
+from .methods import method_spec
 from .recorded import recorded_run
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
-from .search import FALLBACK_NOTE, failure_policy
+from .search import failure_policy, fallback_note
 from .sira_setup import (
     BackendSource,
     Expansions,
@@ -304,7 +305,8 @@ def _evaluate(
     recorded = request.save_run is not None or request.log_prefix is not None
     reranker = models.reranker
     if on_start is not None:
-        on_start(len(judged), request.method == "sira" or recorded or reranker is not None)
+        one_by_one = method_spec(request.method).calls_llm or recorded or reranker is not None
+        on_start(len(judged), one_by_one)
     # With a rerank the bar counts reranked queries (the slow part), not expansions.
     retrieval_progress = on_progress if reranker is None else None
     rerank = None
@@ -357,8 +359,8 @@ def _evaluate(
         }
     if models.fallbacks:
         note = (
-            f"{FALLBACK_NOTE} for {models.fallbacks} of {len(judged)} queries: their figures "
-            "are BM25's (the LLM failed or the phrase source had no entry)"
+            f"{fallback_note(request.method)} for {models.fallbacks} of {len(judged)} queries: "
+            "their figures are BM25's (the LLM failed or the phrase source had no entry)"
         )
         logger.warning("%s (%s)", note, request.index)
         notes.append(note)
@@ -512,6 +514,8 @@ def evaluate_enrichment(
     """
     if request.rerank:
         raise InvalidInput("eval enrichment measures retrieval without a rerank", field="rerank")
+    if request.method not in ("bm25", "sira"):
+        raise InvalidInput("eval enrichment compares BM25 and SIRA only", field="method")
     report = ReadReport()
     found, judgements, _ = read_inputs(request, report)
     settings = request.settings()

@@ -22,6 +22,8 @@ from sira_seek.sira.evaluation import RerankedRun, sira_results
 from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import SiraSettings
 
+from .methods import method_spec
+
 DEPTH = 100
 
 
@@ -57,7 +59,7 @@ def recorded_run(
     tokens: list[int] = []
     run: dict[str, dict[str, float]] = {}
     engine, index_name = backend.info.engine, index
-    if method == "sira":
+    if method_spec(method).additions != "none":  # sira, hyde, cot: through SIRA's retriever
         sira_settings = settings or SiraSettings()
         results = sira_results(
             backend,
@@ -78,14 +80,15 @@ def recorded_run(
                         result,
                         weight=sira_settings.weight,
                         tau=sira_settings.tau,
+                        method=method,
                     )
                 )
         if logger is not None:
             logger.flush()
         run = _reranked(run, judged, latencies, tokens, rerank)
         record = build_run_record(
-            name or "sira",
-            "sira",
+            name or method,
+            method,
             run,
             qrels,
             latency_ms=latencies,

@@ -1,4 +1,4 @@
-"""The search workflow: one BM25 or SIRA query, validated once for every front end.
+"""The search workflow: one BM25, SIRA, HyDE or CoT query, validated once for every front end.
 
 ``sira-seek search``, ``SiraSeek.search``, ``POST /search``, the MCP ``search`` tool and the
 framework retrievers all build a ``SearchRequest`` and call ``search``; they differ only in
@@ -27,6 +27,7 @@ from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified
+from .methods import method_spec
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from .sira_setup import (
     BackendSource,
@@ -49,6 +50,14 @@ had nothing for this query (a note in the result, ``fell_back_to_bm25``, a warni
 log)."""
 
 
+def fallback_note(method: RetrievalMethod) -> str:
+    """``FALLBACK_NOTE`` under the method's own name (``hyde``, ``cot``: their LLM wrote
+    nothing usable for the query)."""
+    if method == "sira":
+        return FALLBACK_NOTE
+    return FALLBACK_NOTE.replace("SIRA", method, 1)
+
+
 def failure_policy(
     expander: QueryExpander | None, on_llm_failure: OnLLMFailure, llm: str | None
 ) -> FailurePolicy | None:
@@ -65,6 +74,8 @@ class SearchRequest(SiraRequest):
     ``method="sira"`` takes exactly one phrase source: ``phrases`` (given with the request),
     ``expansions`` (a JSONL file, or a table keyed by query id or exact text), ``llm`` (a
     backend spec), or an expander the caller passes to ``search`` (a server's shared model).
+    ``hyde`` and ``cot`` take ``llm`` (or a caller's expander of that method), which writes a
+    text added to the query (``methods``).
 
     ``rerank`` N > 0 reranks the top N hits by their relevance to the query (SIRA §3.1) with
     ``llm``, which then only reads passages when ``phrases``, ``expansions`` or a caller's
@@ -139,8 +150,14 @@ def search(
 
     settings = request.settings()
     depth = settings.rerank_top_n
+    additions = method_spec(request.method).additions
+    if request.phrases is not None and additions == "generated":
+        raise InvalidInput(
+            f"phrases apply to method 'sira' only: {request.method!r} adds a text the LLM writes",
+            field="phrases",
+        )
     owned: QueryExpander | None = None
-    if request.method == "sira" and (expander is not None or request.phrases is not None):
+    if additions != "none" and (expander is not None or request.phrases is not None):
         # The phrases given win; ``llm`` is then only the reranking model.
         if request.expansions is not None:
             raise InvalidInput("give one source of phrases", field="expansions")
@@ -174,7 +191,7 @@ def search(
                     request.index,
                     settings=settings,
                     expander=failure_policy(
-                        expander if request.method == "sira" else None,
+                        expander if additions != "none" else None,
                         request.on_llm_failure,
                         request.llm,
                     ),
@@ -186,7 +203,7 @@ def search(
                 result = retriever.search(
                     request.query,
                     query_id=request.query_id,
-                    phrases=request.phrases if request.method == "sira" else None,
+                    phrases=request.phrases if additions == "phrases" else None,
                     phrase_source="precomputed",
                 )
             except Exception:
@@ -203,9 +220,10 @@ def search(
 
 
 def fell_back_to_bm25(method: RetrievalMethod, result: SiraResult) -> bool:
-    """Whether a SIRA request ran as plain BM25 because its phrase source had nothing for the
-    query (not because grounding dropped every phrase: that is SIRA working as designed)."""
-    return method == "sira" and result.expansion.source == "none"
+    """Whether a SIRA (``hyde``, ``cot``) request ran as plain BM25 because its phrase source
+    (its LLM) had nothing for the query (not because grounding dropped every phrase: that is
+    SIRA working as designed)."""
+    return method_spec(method).additions != "none" and result.expansion.source == "none"
 
 
 def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
@@ -215,7 +233,7 @@ def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     if not fell_back_to_bm25(request.method, result):
         return result
     why = result.expansion.note or "the phrase source has no entry for this query"
-    note = f"{FALLBACK_NOTE}: {why}"
+    note = f"{fallback_note(request.method)}: {why}"
     if request.query_id is None and request.expansions is not None:
         note += " (a table keyed by query id needs the query's id)"
     logger.warning("%s (query %r on %s)", note, request.query[:80], request.index)
@@ -315,7 +333,11 @@ def _search_queries(
     fallbacks = sum(1 for r in noted if r.fell_back_to_bm25)
     if fallbacks:
         logger.warning(
-            "%s for %d of %d queries (%s)", FALLBACK_NOTE, fallbacks, len(noted), request.index
+            "%s for %d of %d queries (%s)",
+            fallback_note(request.method),
+            fallbacks,
+            len(noted),
+            request.index,
         )
     return noted
 
@@ -324,5 +346,5 @@ def _fallback_noted(method: RetrievalMethod, result: SiraResult) -> SiraResult:
     if not fell_back_to_bm25(method, result):
         return result
     why = result.expansion.note or "the phrase source has no entry for this query"
-    note = f"{FALLBACK_NOTE}: {why}"
+    note = f"{fallback_note(method)}: {why}"
     return result.model_copy(update={"notes": [*result.notes, note], "fell_back_to_bm25": True})

@@ -23,6 +23,7 @@ from sira_seek.sira.settings import SiraSettings, Task
 
 from . import validation
 from .errors import InvalidInput, validation_message
+from .methods import RetrievalMethod, method_spec
 from .request_base import WorkflowRequest
 
 if TYPE_CHECKING:
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-RetrievalMethod = Literal["bm25", "sira"]
+SeekRetrieverName = Literal["bm25", "sira"]
+"""How SEEK's sub-queries search (``ask --retriever``): a subset of ``RetrievalMethod``."""
 
 #: Precomputed expansions: a JSONL file (``{"_id" or "text", "keywords": [...]}`` per line) or
 #: a mapping from a query id or the exact query text to its candidate phrases.
@@ -125,10 +127,15 @@ class SiraRequest(WorkflowRequest):
 
     def settings(self) -> SiraSettings:
         """SIRA's settings for this request: the knobs given, the rest from the environment
-        and the defaults."""
+        and the defaults; a method with its own expansion weight (``hyde``, ``cot``:
+        ``methods.GENERATED_WEIGHT``) uses it unless the request gives one."""
+        method = getattr(self, "method", None)
+        weight = self.weight
+        if weight is None and method is not None:
+            weight = method_spec(method).default_weight
         return sira_settings(
             tau=self.tau,
-            weight=self.weight,
+            weight=weight,
             task=self.task,
             size=getattr(self, "k", None),
             rerank_top_n=self.rerank,
@@ -145,24 +152,43 @@ def choose_expander(
     report: ReadReport | None = None,
     allow_both: bool = False,
 ) -> QueryExpander | None:
-    """Where SIRA's candidate phrases come from; BM25 takes none, SIRA exactly one source.
+    """Where ``method``'s query additions come from (``methods.METHODS``): BM25 takes none,
+    SIRA exactly one source of phrases, ``hyde`` and ``cot`` an LLM that writes a text.
 
     ``expansions`` is a JSONL file (a bad line stops here when ``strict``, else it is skipped
     into ``report``) or a mapping keyed by query id or exact text; ``llm`` a backend spec.
     ``allow_both`` is for a rerank, where the file expands and the LLM only reads passages.
     """
-    from sira_seek.llm.errors import LLMCallError
-    from sira_seek.llm.precomputed import PrecomputedKeywords
-    from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander
-
-    if method == "bm25":
+    additions = method_spec(method).additions
+    if additions == "none":
         if expansions is not None:
             raise InvalidInput("expansions apply to method 'sira' only", field="expansions")
         if llm is not None and not allow_both:
-            raise InvalidInput("an LLM for expansions applies to method 'sira' only", field="llm")
+            raise InvalidInput(
+                f"an LLM for expansions does not apply to method {method!r}", field="llm"
+            )
         return None
-    if method != "sira":
-        raise InvalidInput(f"must be 'bm25' or 'sira', not {method!r}", field="method")
+    if additions == "generated":
+        return _generative_expander(method, expansions=expansions, llm=llm, task=task)
+    return _phrase_expander(
+        expansions=expansions, llm=llm, task=task, strict=strict, report=report,
+        allow_both=allow_both,
+    )  # fmt: skip
+
+
+def _phrase_expander(
+    *,
+    expansions: Expansions | None,
+    llm: str | None,
+    task: Task,
+    strict: bool,
+    report: ReadReport | None,
+    allow_both: bool,
+) -> QueryExpander:
+    """SIRA's phrase source: a file, a table or an LLM, exactly one."""
+    from sira_seek.llm.precomputed import PrecomputedKeywords
+    from sira_seek.sira.expansions import LLMExpander, PrecomputedExpander
+
     if expansions is not None and llm is not None and not allow_both:
         raise InvalidInput("give either expansions or an LLM, not both", field="expansions")
     if expansions is None and llm is None:
@@ -177,8 +203,36 @@ def choose_expander(
         table = {key: list(phrases) for key, phrases in expansions.items()}
         return PrecomputedExpander(PrecomputedKeywords(by_id=table, by_text=table))
     assert llm is not None
+    return _from_llm(llm, lambda: LLMExpander.from_spec(llm, task=task))
+
+
+def _generative_expander(
+    method: RetrievalMethod, *, expansions: Expansions | None, llm: str | None, task: Task
+) -> QueryExpander:
+    """``hyde`` / ``cot``: the LLM writes a text per query; precomputed phrases do not apply
+    (the baselines add the LLM's own text, ungrounded)."""
+    from sira_seek.sira.expansions import GenerativeExpander
+
+    if expansions is not None:
+        raise InvalidInput(
+            f"method {method!r} adds a text the LLM writes: expansions apply to method 'sira' "
+            "only",
+            field="expansions",
+        )
+    if llm is None:
+        raise InvalidInput(
+            f"method {method!r} needs an LLM to write its text (llm / --llm SPEC)", field="llm"
+        )
+    assert method in ("hyde", "cot")
+    return _from_llm(llm, lambda: GenerativeExpander.from_spec(llm, method=method, task=task))
+
+
+def _from_llm(llm: str, build: Callable[[], QueryExpander]) -> QueryExpander:
+    """``build()``, or ``InvalidInput`` naming the spec when its backend cannot be made."""
+    from sira_seek.llm.errors import LLMCallError
+
     try:
-        return LLMExpander.from_spec(llm, task=task)
+        return build()
     except LLMCallError as exc:
         raise InvalidInput(f"LLM backend {llm!r} is unusable: {exc}", field="llm") from None
 
