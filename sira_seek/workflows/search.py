@@ -219,7 +219,7 @@ def search(
     return _say_fallback(request, result)
 
 
-def fell_back_to_bm25(method: RetrievalMethod, result: SiraResult) -> bool:
+def fell_back_to_bm25(method: str, result: SiraResult) -> bool:
     """Whether a SIRA (``hyde``, ``cot``) request ran as plain BM25 because its phrase source
     (its LLM) had nothing for the query (not because grounding dropped every phrase: that is
     SIRA working as designed)."""

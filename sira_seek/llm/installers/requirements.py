@@ -32,7 +32,10 @@ def _in_extra(marker: str, extra: str) -> bool:
         return False  # an environment marker on a base requirement
     # A marker combining the extra with other conditions: required here only when it holds
     # for this environment with the extra, and not without it.
-    from packaging.markers import Marker
+    try:
+        from packaging.markers import Marker
+    except ImportError:  # a venv with sira-seek's base install alone (make demo): pip's copy
+        from pip._vendor.packaging.markers import Marker
 
     parsed = Marker(marker)
     return parsed.evaluate({"extra": extra}) and not parsed.evaluate({"extra": ""})

@@ -189,3 +189,18 @@ def test_the_cpu_installer_without_sira_seek_says_so(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert done.stderr.startswith("install_cpu_llm: no cpu extra")
+
+
+def test_combined_markers_are_read_without_the_packaging_distribution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A venv with sira-seek's base install alone (make demo's) has no `packaging`
+    distribution; the installer reads combined markers with pip's own copy then."""
+    metadata = [
+        'uvloop>=0.19; sys_platform != "win32" and extra == "serve"',
+        'always-here>=1; python_version >= "3" and extra == "cpu"',
+    ]
+    monkeypatch.setattr(requirements.importlib.metadata, "requires", lambda dist: metadata)
+    monkeypatch.setitem(sys.modules, "packaging", None)
+    monkeypatch.setitem(sys.modules, "packaging.markers", None)
+    assert extra_requirements("cpu") == ["always-here>=1"]
