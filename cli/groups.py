@@ -63,18 +63,22 @@ def configure_cli_logging(*, verbose: bool, debug: bool) -> None:
     Default: warnings only, as bare lines (what Python shows with no configuration).
     ``--verbose``: sira-seek's INFO records; ``--debug``: its DEBUG records, plus the
     clients' request lines (``elastic_transport``, ``opensearch``), with times and logger names.
+    Below ``--debug``, a warning the command prints itself as a ``note:`` (the library marks it
+    ``REPORTED_IN_RESULT``: a SIRA fallback) is not shown twice.
     """
-    if not (verbose or debug):
-        return
+    from sira_seek.sira.expansions import REPORTED_IN_RESULT
+
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:
         root.removeHandler(old)
     handler = _StderrHandler()
-    fmt = (
-        "%(asctime)s %(levelname)s %(name)s: %(message)s" if debug else "%(levelname)s: %(message)s"
-    )
+    fmt = "%(levelname)s: %(message)s" if verbose else "%(message)s"
+    if debug:
+        fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
     handler.setFormatter(logging.Formatter(fmt))
     if not debug:
+        marks = tuple(REPORTED_IN_RESULT)
+        handler.addFilter(lambda record: not any(getattr(record, m, False) for m in marks))
         # The clients log an expected 404 (an index-exists probe) as a warning: only --debug
         # shows their request lines.
         handler.addFilter(
@@ -85,6 +89,9 @@ def configure_cli_logging(*, verbose: bool, debug: bool) -> None:
     root.addHandler(handler)
     if root.level == logging.NOTSET or root.level > logging.WARNING:
         root.setLevel(logging.WARNING)
+    if not (verbose or debug):
+        handler.setLevel(logging.WARNING)  # what Python's last-resort handler shows
+        return
     logging.getLogger("sira_seek").setLevel(logging.DEBUG if debug else logging.INFO)
     if debug:
         for client in _CLIENT_LOGGERS:

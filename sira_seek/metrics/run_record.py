@@ -35,6 +35,9 @@ class RunRecord(BaseModel):
     latency_ms: list[float] = Field(default_factory=list)
     llm_tokens: list[int] = Field(default_factory=list)
     settings: dict[str, float | str | None] = Field(default_factory=dict)
+    # The queries that ran as plain BM25 because the LLM (the phrase source) gave nothing:
+    # their figures are BM25's, so the report shows how many and which beside the metrics.
+    fallbacks: list[str] = Field(default_factory=list)
     # The ranking itself (qid -> {doc_id: score}, engine order), for `--run-file`; not saved:
     # the TREC run file is the interchange format for rankings.
     ranking: Run = Field(default_factory=dict, exclude=True)

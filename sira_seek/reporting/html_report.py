@@ -47,13 +47,38 @@ def _summary_table(runs: list[RunRecord], metrics: list[str]) -> str:
         p50 = statistics.median(r.latency_ms) if r.latency_ms else None
         rows.append(
             f"<tr><td>{escape(r.name)}</td><td>{escape(r.method)}</td><td>{escape(r.engine)}</td>"
-            f"{cells}<td>{len(r.per_query)}</td><td>{_fmt(p50, 1)}</td>"
+            f'{cells}<td>{len(r.per_query)}</td><td data-key="fallbacks">{len(r.fallbacks)}</td>'
+            f"<td>{_fmt(p50, 1)}</td>"
             f"<td>{_fmt(_mean([float(t) for t in r.llm_tokens]), 1)}</td></tr>"
         )
     return (
         f"<table><tr><th>run</th><th>method</th><th>engine</th>{head}<th>queries</th>"
-        f"<th>latency p50 ms</th><th>LLM tokens/query</th></tr>{''.join(rows)}</table>"
+        "<th>fell back to BM25</th><th>latency p50 ms</th><th>LLM tokens/query</th></tr>"
+        f"{''.join(rows)}</table>" + _fallback_notes(runs)
     )
+
+
+FALLBACKS_LISTED = 20
+"""Query ids a report names per run that fell back; the rest are counted."""
+
+
+def _fallback_notes(runs: list[RunRecord]) -> str:
+    """Under the summary, per run with fallbacks: which queries ran as plain BM25 (the LLM
+    gave nothing), since their figures in that run's metrics are BM25's."""
+    notes = []
+    for r in runs:
+        if not r.fallbacks:
+            continue
+        shown = ", ".join(escape(q) for q in r.fallbacks[:FALLBACKS_LISTED])
+        more = len(r.fallbacks) - FALLBACKS_LISTED
+        if more > 0:
+            shown += f" and {more} more"
+        notes.append(
+            f'<p class="note" data-run="{escape(r.name)}">{escape(r.name)}: {len(r.fallbacks)} '
+            f"of {len(r.per_query)} queries fell back to plain BM25 (the LLM gave nothing), "
+            f"their figures are BM25's: {shown}</p>"
+        )
+    return "".join(notes)
 
 
 def _win_loss_section(runs: list[RunRecord], baseline: RunRecord, metric: str) -> str:

@@ -11,6 +11,7 @@ passing BM25's figures off as SIRA's.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal, Protocol
@@ -30,6 +31,8 @@ from .generation_prompts import GenerationMethod, generation_request
 from .keyword_parsing import clean_phrases, parse_enrichment
 from .prompts import enrichment_request
 from .settings import SiraSettings, Task
+
+logger = logging.getLogger(__name__)
 
 LLM_DOWN_KINDS = frozenset({"unreachable", "timeout", "unavailable", "server_error"})
 """Failed-call kinds that mean the LLM is not there (down, hanging, not installed, failing
@@ -131,16 +134,44 @@ class QueryExpander(Protocol):
     def close(self) -> None: ...
 
 
+CIRCUIT_CHUNK = 64
+"""Queries sent to the LLM together after the probe: the most a run spends on an LLM that
+dies mid-run before ``FailurePolicy``'s circuit opens (a few waves of concurrent calls)."""
+
+REPORTED_IN_RESULT = {"reported_in_result": True}
+"""``extra`` of a warning whose fact the result also carries as a note (a fallback): a front
+end that prints the notes (the CLI) drops the log record so the fact is said once; a library
+user's logging still gets it."""
+
+
+class LLMCircuit(BaseModel):
+    """Where a run found its LLM not there (``FailurePolicy`` under ``fallback``): the
+    1-based position of the query whose call failed so, why, and how many later queries ran
+    as plain BM25 without a call."""
+
+    at_query: int
+    error: str
+    skipped: int = 0
+
+    def describe(self) -> str:
+        return (
+            f"the LLM was not there at query {self.at_query} ({self.error}); the remaining "
+            f"{self.skipped} queries ran as BM25 without calling it"
+        )
+
+
 class FailurePolicy:
     """A ``QueryExpander`` that applies a run's policy for a failing LLM to another expander,
     and counts the queries left without phrases (each then runs as plain BM25).
 
-    With ``stop_when_down`` a batch first sends its first query alone: a dead LLM costs one
-    call's retries, not one per query, before ``LLMDownError`` (naming ``llm``) stops the run;
-    any later call that finds the LLM gone stops it too. Without it, every query is tried and
-    those that got nothing are counted in ``fallbacks``. The probe is skipped by an offline
-    batch round (its first query has no answer yet), so the round still holds every query.
-    Closing it closes nothing: the wrapped expander belongs to whoever built it.
+    A batch first sends its first query alone, then the rest ``CIRCUIT_CHUNK`` at a time:
+    a dead LLM costs one call's retries, not one per query. With ``stop_when_down``
+    ``LLMDownError`` (naming ``llm``) then stops the run, as does any later call that finds
+    the LLM gone. Without it the circuit opens (``circuit``, a warning): every later query of
+    the run falls back at once, without calling the LLM again; all those that got nothing are
+    counted in ``fallbacks``. An offline batch round skips the probe and the chunks (its first
+    query has no answer yet), so the round still holds every query. Closing it closes nothing:
+    the wrapped expander belongs to whoever built it.
     """
 
     def __init__(
@@ -150,6 +181,8 @@ class FailurePolicy:
         self.stop_when_down = stop_when_down
         self.llm = llm
         self.fallbacks = 0
+        self.asked = 0  # queries of the run handed to the inner expander so far
+        self.circuit: LLMCircuit | None = None
 
     def expand_many(
         self,
@@ -159,14 +192,19 @@ class FailurePolicy:
         on_progress: Callable[[int], None] | None = None,
     ) -> list[Expansion]:
         found: list[Expansion] = []
-        rest = queries
-        if self.stop_when_down and len(queries) > 1:
+        rest, step = queries, 1  # the probe first
+        while rest and self.circuit is None:
+            part = rest[:step]
             try:
-                found = self._expand(queries[:1], categories, on_progress)
-                rest = queries[1:]
+                found += self._expand(part, categories, on_progress)
             except PendingRequest:
-                pass  # an offline round: the call below puts every query into it
-        found += self._expand(rest, categories, on_progress)
+                if len(part) == len(rest):
+                    raise
+                step = len(rest)  # an offline round: every query goes into it at once
+                continue
+            rest, step = rest[len(part) :], CIRCUIT_CHUNK
+        if rest and self.circuit is not None:
+            found += self._skip(self.circuit, rest, on_progress)
         self.fallbacks += sum(1 for e in found if e.source == "none")
         return found
 
@@ -176,12 +214,30 @@ class FailurePolicy:
         categories: bool,
         on_progress: Callable[[int], None] | None,
     ) -> list[Expansion]:
-        if not queries:
-            return []
         found = self.inner.expand_many(queries, categories=categories, on_progress=on_progress)
         if self.stop_when_down:
             check_llm_up((e.llm_call for e in found), self.llm)
+        for position, expansion in enumerate(found, start=self.asked + 1):
+            call = expansion.llm_call
+            if call is not None and call.error_kind in LLM_DOWN_KINDS:
+                self.circuit = LLMCircuit(at_query=position, error=llm_label(call.error or ""))
+                break
+        self.asked += len(found)
         return found
+
+    @staticmethod
+    def _skip(
+        circuit: LLMCircuit,
+        queries: list[QueryInput],
+        on_progress: Callable[[int], None] | None,
+    ) -> list[Expansion]:
+        """``queries`` as fallbacks without a call: the circuit is open."""
+        circuit.skipped += len(queries)
+        note = f"LLM not called: it was not there at query {circuit.at_query} ({circuit.error})"
+        logger.warning("%s", circuit.describe(), extra=REPORTED_IN_RESULT)
+        if on_progress is not None:
+            on_progress(len(queries))
+        return [Expansion(source="none", note=note) for _ in queries]
 
     def close(self) -> None:
         return None

@@ -40,7 +40,7 @@ from sira_seek.metrics.run_record import RunRecord
 from sira_seek.metrics.trec_run import write_trec_run
 from sira_seek.sira.evaluation import RerankedRun, bm25_run, rerank_run, sira_run
 from sira_seek.sira.evaluation import evaluate_enrichment as enrichment_rows
-from sira_seek.sira.expansions import QueryExpander
+from sira_seek.sira.expansions import REPORTED_IN_RESULT, QueryExpander
 from sira_seek.sira.rerank import LLMReranker
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
 
@@ -362,7 +362,9 @@ def _evaluate(
             f"{fallback_note(request.method)} for {models.fallbacks} of {len(judged)} queries: "
             "their figures are BM25's (the LLM failed or the phrase source had no entry)"
         )
-        logger.warning("%s (%s)", note, request.index)
+        if models.policy is not None and models.policy.circuit is not None:
+            note += f"; {models.policy.circuit.describe()}"
+        logger.warning("%s (%s)", note, request.index, extra=REPORTED_IN_RESULT)
         notes.append(note)
     if rerank is not None:
         notes += rerank.notes

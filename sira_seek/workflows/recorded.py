@@ -23,6 +23,7 @@ from sira_seek.sira.expansions import QueryExpander
 from sira_seek.sira.settings import SiraSettings
 
 from .methods import method_spec
+from .search import fell_back_to_bm25
 
 DEPTH = 100
 
@@ -101,6 +102,9 @@ def recorded_run(
             "expansion_weight": sira_settings.weight,
             "max_df_ratio": sira_settings.tau,
         }
+        record.fallbacks = [
+            q.id for q, r in zip(judged, results, strict=True) if fell_back_to_bm25(method, r)
+        ]
         return record
     for query in judged:
         start = time.perf_counter()

@@ -21,7 +21,7 @@ from pydantic import (
 
 from sira_seek.corpus import ReadReport
 from sira_seek.llm.batch_rounds import batch_round
-from sira_seek.sira.expansions import FailurePolicy, QueryExpander
+from sira_seek.sira.expansions import REPORTED_IN_RESULT, FailurePolicy, QueryExpander
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, Task
 
@@ -236,7 +236,9 @@ def _say_fallback(request: SearchRequest, result: SiraResult) -> SiraResult:
     note = f"{fallback_note(request.method)}: {why}"
     if request.query_id is None and request.expansions is not None:
         note += " (a table keyed by query id needs the query's id)"
-    logger.warning("%s (query %r on %s)", note, request.query[:80], request.index)
+    logger.warning(
+        "%s (query %r on %s)", note, request.query[:80], request.index, extra=REPORTED_IN_RESULT
+    )
     return result.model_copy(update={"notes": [*result.notes, note], "fell_back_to_bm25": True})
 
 
@@ -338,6 +340,7 @@ def _search_queries(
             fallbacks,
             len(noted),
             request.index,
+            extra=REPORTED_IN_RESULT,
         )
     return noted
 

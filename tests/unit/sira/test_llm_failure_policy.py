@@ -11,6 +11,7 @@ them; a single bad answer (malformed, too long) is a counted fallback under eith
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,8 +142,9 @@ def test_search_queries_with_its_llm_down_stops_after_one_probe(
         queries=queries, index="idx", method="sira", llm=SPEC, on_llm_failure="fallback"
     )
     results = search_queries(InMemoryBackend(DOCS), fallback)
-    assert len(llm.calls) == len(QUERIES)
+    assert len(llm.calls) == 1  # the circuit opened at the probe: no call per query
     assert [r.fell_back_to_bm25 for r in results] == [True] * len(QUERIES)
+    assert "not there at query 1" in results[-1].notes[-1]
 
 
 # -- fallback: every query tried, those without phrases counted and shown ------------------------
@@ -185,3 +187,105 @@ def test_bm25_has_no_fallbacks_and_the_policy_is_checked_once() -> None:
     assert evaluate_retrieval(InMemoryBackend(DOCS), request).metrics["fallbacks"] == 0
     with pytest.raises(InvalidInput, match="on_llm_failure"):
         SearchRequest.build(query="q", index="idx", on_llm_failure="ignore")
+
+
+# -- fallback's circuit: an LLM found absent is not called again in the run ---------------------
+@pytest.mark.parametrize("recorded", [False, True], ids=["batched", "recorded"])
+def test_fallback_with_the_llm_down_calls_it_once_not_once_per_query(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
+) -> None:
+    llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    done = _evaluate(recorded, tmp_path, on_llm_failure="fallback")
+    assert len(llm.calls) == 1  # the probe found it absent: the other 3 queries never call it
+    assert done.metrics["fallbacks"] == 4 and done.metrics["queries"] == 4
+    (note,) = [n for n in done.notes if n.startswith(FALLBACK_NOTE)]
+    assert "the LLM was not there at query 1" in note
+    assert "the remaining 3 queries ran as BM25" in note
+    assert "s3cret-pw" not in note
+
+
+def test_an_llm_dying_mid_run_opens_the_circuit_after_its_chunk(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Probe (q1), then chunks of 2: q2 answered, q3 finds the LLM gone; q4 is never asked."""
+    monkeypatch.setattr("sira_seek.sira.expansions.CIRCUIT_CHUNK", 2)
+    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
+    done = _evaluate(False, tmp_path, on_llm_failure="fallback")
+    assert len(llm.calls) == 3
+    assert done.metrics["fallbacks"] == 2  # q3 (failed) and q4 (not asked), both counted
+    assert any("not there at query 3" in n and "remaining 1 queries" in n for n in done.notes)
+
+
+def test_one_bad_answer_does_not_open_the_circuit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A malformed or too-long answer is that query's problem: the next queries still ask."""
+    too_long = ContextTooLongError("prompt too long")
+    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[too_long], default=ANSWER))
+    done = _evaluate(False, tmp_path, on_llm_failure="fallback")
+    assert len(llm.calls) == len(QUERIES)
+    assert done.metrics["fallbacks"] == 1
+    assert not any("not there" in n for n in done.notes)
+
+
+def test_a_saved_run_and_its_report_name_the_queries_that_fell_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``--save-run`` keeps which queries ran as BM25; ``sira-seek report`` shows the count in
+    the run's summary row and names them."""
+    import re
+
+    from sira_seek.metrics.run_record import RunRecord
+    from sira_seek.reporting.html_report import render_report
+
+    _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
+    done = _evaluate(True, tmp_path, on_llm_failure="fallback", name="sira-fb")
+    record = RunRecord.load(tmp_path / "run.json")
+    assert record.fallbacks == ["q3", "q4"]  # the LLM went away after two answers
+    assert done.metrics["fallbacks"] == len(record.fallbacks)
+
+    bm25 = RunRecord(name="bm25", method="bm25", per_query={"q1": {}})
+    html = render_report([bm25, record])
+    cells = re.findall(r'<td data-key="fallbacks">(\d+)</td>', html)
+    assert cells == ["0", "2"]  # one per run, in the summary beside the metrics
+    (note,) = re.findall(r'<p class="note" data-run="sira-fb">([^<]*)</p>', html)
+    assert "2 of 4 queries fell back to plain BM25" in note and note.endswith("q3, q4")
+
+
+def test_the_cli_says_a_fallback_once_not_as_a_warning_and_a_note(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``eval retrieval --on-llm-failure fallback``: the library logs the fallback (and the
+    open circuit) for its own users; the CLI, which prints the evaluation's notes, shows each
+    fact on one ``note:`` line, not a second time as the log record."""
+    from click.testing import CliRunner
+
+    from sira_seek.cli import eval_cmds
+    from sira_seek.cli.main import cli
+
+    _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    monkeypatch.setattr(eval_cmds, "LazyBackend", lambda cluster: InMemoryBackend(DOCS))
+    # As in a fresh process: no handler of pytest's on the root logger (with none, Python's
+    # last-resort handler would print every warning on stderr).
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    (tmp_path / "q.jsonl").write_text(
+        "".join(json.dumps({"_id": q.id, "text": q.text}) + "\n" for q in QUERIES)
+    )
+    (tmp_path / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"{q}\t{d}\t1\n" for q, docs in QRELS.items() for d in docs)
+    )
+    args = ["eval", "retrieval", "--index", "idx", "--method", "sira", "--llm", SPEC]
+    args += ["--on-llm-failure", "fallback", "--queries", str(tmp_path / "q.jsonl")]
+    args += ["--qrels", str(tmp_path / "qrels.tsv"), "--json", "--no-progress"]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["fallbacks"] == 4
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert [line for line in lines if FALLBACK_NOTE in line] == [
+        f"note: {FALLBACK_NOTE} for 4 of 4 queries: their figures are BM25's (the LLM failed "
+        "or the phrase source had no entry); the LLM was not there at query 1 (unreachable: "
+        "cannot reach the LLM server at http://***@llm.test:8000/v1/chat/completions); the "
+        "remaining 3 queries ran as BM25 without calling it"
+    ]
+    assert sum("not there at query 1" in line for line in lines) == 1
