@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from sira_seek.backend import ScanContextLostError, SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import ReadReport
-from sira_seek.esplugin.engines.cluster import resolve_url
 from sira_seek.esplugin.engines.errors import SiraSeekEngineError
 from sira_seek.esplugin.engines.registry import connect
+from sira_seek.esplugin.local.resolve import resolve_url
 from sira_seek.ingest import IngestTargetError
 from sira_seek.llm.batch_rounds import WaitingForBatch
 from sira_seek.llm.errors import LLMCallError

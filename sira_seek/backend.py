@@ -8,7 +8,7 @@ and serialised without engine types leaking out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -146,9 +146,59 @@ class TermDocFreqBounds(BaseModel):
     round_trips: int = Field(default=1, description="Engine requests the bounds took.")
 
 
+class ShardRoutings(BaseModel):
+    """One routing value per shard of ONE concrete index, in shard order: an artificial
+    document sent with ``routings[i]`` is analysed and looked up on shard ``i``."""
+
+    index: str = Field(description="The concrete index the routing values are for.")
+    routings: list[str]
+    round_trips: int = Field(default=1, description="Engine requests finding them took.")
+
+
+class ArtificialDocument(BaseModel):
+    """A document that is analysed and looked up, never stored (``term_vectors``).
+
+    ``values`` maps a source field (dotted path) to its value, a list for a multi-valued field;
+    ``fields`` names the indexed fields to read (a subfield such as ``text.shingles`` is made
+    from its parent's value). ``routing`` picks the shard whose statistics answer.
+    ``positions``: each term's positions too (a multi-valued field's values lie
+    ``POSITION_GAP`` positions apart, as Lucene indexes them). ``as_given``: every value is ONE
+    term exactly as given (the ``keyword`` analyzer), to look terms up without analysing them.
+    """
+
+    values: dict[str, str | list[str]]
+    fields: list[str]
+    routing: str | None = None
+    positions: bool = False
+    as_given: bool = False
+
+
+class TermVector(NamedTuple):
+    """One term of one field of an artificial document: its Lucene ``docFreq`` on the shard
+    that answered (0 when the shard lacks it; deleted copies counted until a merge) and, when
+    asked for, its positions."""
+
+    doc_freq: int
+    positions: tuple[int, ...] = ()
+
+
+class AnalyzedToken(NamedTuple):
+    """One token of ``analyze``: its term and where it lies in the values, in UTF-16 code units
+    (Java strings), the values joined with one unit between them (the offset gap)."""
+
+    term: str
+    start_offset: int
+    end_offset: int
+
+
+POSITION_GAP = 100
+"""The position gap between the values of a multi-valued text field: the engines' default
+``position_increment_gap``, and what this project's mappings set."""
+
+
 class IndexDocCounts(BaseModel):
     """One concrete index's document counts, read at one moment: what SIRA's one-round-trip DF
-    check needs beside Lucene's per-shard ``docFreq`` (see ``analyze_with_doc_freq_bounds``).
+    check needs beside Lucene's per-shard ``docFreq`` (see ``sira.df_bounds``).
 
     With ``deleted_docs == 0`` no copy of any shard holds a deleted document, so a ``docFreq``
     summed over the shards IS the live document frequency; otherwise it is only an upper bound.
@@ -171,6 +221,16 @@ class EngineError(RuntimeError):
 
     Every engine plugin raises this (or a subclass) for cluster failures, so code above the
     protocol never needs to know which engine, or which client library, failed."""
+
+
+class AnalysisRefusedError(EngineError):
+    """The engine refused to analyse values with a field's analyzer (HTTP 400).
+    ``too_many_tokens``: the values make more tokens than one request may
+    (``index.analyze.max_token_count``); fewer values at a time may pass."""
+
+    def __init__(self, message: str, *, too_many_tokens: bool = False) -> None:
+        super().__init__(message)
+        self.too_many_tokens = too_many_tokens
 
 
 class ScanContextLostError(RuntimeError):
@@ -271,7 +331,7 @@ class SearchBackend(Protocol):
         """Lucene term statistics of ONE shard (the one an artificial document lands on).
 
         Exact only on a one-shard index without deleted copies; kept for comparison and for
-        ``ttf``. Grounding uses ``analyze_with_doc_freq_bounds`` (summed over every shard,
+        ``ttf``. Grounding uses ``sira.df_bounds`` (``docFreq`` summed over every shard,
         trusted only without deleted documents) and ``live_doc_freqs`` instead.
         """
         ...
@@ -285,19 +345,9 @@ class SearchBackend(Protocol):
         """
         ...
 
-    def live_doc_freqs(
-        self, index: str, terms: Sequence[tuple[str, str]]
-    ) -> LiveDocFrequencies:
+    def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         """Live-document DF of each ``(field, term)`` over every shard, plus |C|, in ONE round
         trip (batched internally only beyond engine limits on the number of clauses)."""
-        ...
-
-    def term_doc_freq_bounds(
-        self, index: str, fields: Sequence[str], texts: Sequence[str]
-    ) -> TermDocFreqBounds | None:
-        """``analyze_terms`` plus an upper bound of every term's live DF over every shard (see
-        ``TermDocFreqBounds``). None when the target cannot give one bound per shard (several
-        indexes behind an alias, partitioned routing): then count with ``live_doc_freqs``."""
         ...
 
     def index_doc_counts(self, index: str) -> IndexDocCounts | None:
@@ -306,22 +356,27 @@ class SearchBackend(Protocol):
         the credentials may not read index stats (then DFs are counted live)."""
         ...
 
-    def analyze_with_doc_freq_bounds(
-        self,
-        index: str,
-        fields: Sequence[str],
-        texts: Sequence[str],
-        *,
-        index_uuid: str | None = None,
-    ) -> TermDocFreqBounds | None:
-        """Each text analysed by each field's own analyzer AND every term's Lucene ``docFreq``
-        summed over one copy of every shard of the concrete ``index``, in ONE round trip (plus,
-        once per index, finding a routing value per shard). The terms are those
-        ``analyze_terms`` gives; each count is an upper bound of the live DF (see
-        ``TermDocFreqBounds``), exact when ``index_doc_counts`` says no copy holds a deleted
-        document. ``index_uuid`` (from ``index_doc_counts``) lets the per-shard routing values
-        found for that index be reused without asking the cluster again. None when one routing
-        value per shard cannot be found (partitioned routing)."""
+    def shard_routings(self, index: str) -> ShardRoutings | None:
+        """One routing value per shard of the one concrete index behind ``index``, found with
+        the engine's own routing and kept while the index has the same shards. None when
+        ``index`` names several indexes or a routing value spans several shards (partitioned
+        routing): no per-shard statistics then."""
+        ...
+
+    def term_vectors(
+        self, index: str, docs: Sequence[ArtificialDocument]
+    ) -> list[dict[str, dict[str, TermVector]]]:
+        """ONE request: each artificial document analysed by its fields' own analyzers (or
+        taken as given), with each term's ``docFreq`` on the shard its routing names. One
+        answer per document, in order: field -> {term: TermVector}, terms in Lucene's (sorted)
+        order. Raises ``EngineError`` when any document fails."""
+        ...
+
+    def analyze(self, index: str, field: str, values: Sequence[str]) -> list[AnalyzedToken]:
+        """ONE request: ``field``'s index analyzer over ``values`` as one multi-valued input,
+        every token with its offsets (which run on from value to value: each value's length
+        in UTF-16 units plus one). ``AnalysisRefusedError`` when the engine refuses the
+        analysis (``too_many_tokens`` when over its token cap)."""
         ...
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
@@ -336,9 +391,7 @@ class SearchBackend(Protocol):
         """Apply ``add`` / ``remove`` alias actions atomically."""
         ...
 
-    def explain(
-        self, index: str, doc_id: str, query: Mapping[str, Any]
-    ) -> dict[str, Any] | None:
+    def explain(self, index: str, doc_id: str, query: Mapping[str, Any]) -> dict[str, Any] | None:
         """The engine's score explanation of one document for ``query`` (None if no match)."""
         ...
 

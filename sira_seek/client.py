@@ -67,8 +67,8 @@ def connect(
     go together raise pydantic's ``ValidationError`` (a ``ValueError``) naming their flags.
     ``profile_max_age`` is ``SiraSeek``'s (index profiles kept between searches; 0: never).
     """
-    from sira_seek.esplugin.engines.cluster import resolve_url
     from sira_seek.esplugin.engines.registry import connect as connect_backend
+    from sira_seek.esplugin.local.resolve import resolve_url
 
     _profile_max_age(profile_max_age)  # before a connection is opened
     given = {

@@ -6,7 +6,6 @@ how to send a request with its own client and where the two APIs differ (point i
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import logging
 import math
@@ -20,6 +19,9 @@ from urllib.parse import quote
 from sira_seek.backend import (
     MAX_NUM_CANDIDATES,
     VECTOR_SIMILARITIES,
+    AnalysisRefusedError,
+    AnalyzedToken,
+    ArtificialDocument,
     BulkItemError,
     BulkResult,
     Capabilities,
@@ -31,9 +33,10 @@ from sira_seek.backend import (
     ScanContextLostError,
     SearchHit,
     SearchResult,
+    ShardRoutings,
     TermCount,
-    TermDocFreqBounds,
     TermStatistic,
+    TermVector,
     TextTermStatistics,
     VectorSimilarity,
 )
@@ -55,7 +58,7 @@ GLOBAL_STATS = "dfs_query_then_fetch"
 # Filters per counting search: well below both engines' default bucket limit
 # (search.max_buckets, 65,535), so one search counts the windows of 1,000 phrases.
 FILTERS_PER_SEARCH = 10_000
-# How many routing values term_doc_freq_bounds tries to find one for every shard.
+# How many routing values shard_routings tries to find one for every shard.
 ROUTING_PROBES_PER_SHARD = 64
 # How the engines say a point-in-time page cannot be served any more: the context expired or
 # was freed ("search_context_missing"), or a node that held part of it left the cluster
@@ -70,23 +73,13 @@ _CONTEXT_LOST = (
     "no node found for id",
     "node_not_connected_exception",
 )
-ANALYZE_CHARS_PER_REQUEST = 30_000
-"""Characters of text per ``_analyze`` request of ``term_doc_freq_bounds``: a pack of 1,000
-phrases is about 18,000 characters, so one request per analyzer, about 2,000 tokens (3,000
-more with 2-3-word shingles) against the engines' 10,000-token cap
-(``index.analyze.max_token_count``); a chunk over the cap is split in two and asked again."""
 ANALYZE_FILTER_PATH = "tokens.token,tokens.start_offset,tokens.end_offset"
-"""What ``_map_tokens`` reads of an ``_analyze`` answer (``filter_path``): without the token
-types and positions a pack's answer is ~40% smaller and parses ~40% faster."""
+"""What ``analyze`` reads of an ``_analyze`` answer (``filter_path``): without the token types
+and positions a pack's answer is ~40% smaller and parses ~40% faster."""
 
 BULK_FILTER_PATH = "items.*._id,items.*.status,items.*.result,items.*.error"
 """What ``_send_bulk`` reads of a bulk answer (``filter_path``): each item's shard counts,
 index name, version and sequence numbers are left out, about two thirds of the answer."""
-
-ANALYZE_SENTINEL = "sirasentinel sirasentinel sirasentinel"
-"""The last value of every ``_analyze`` request: a token of it must start exactly where the
-values' lengths say, which proves that the offsets map each token back to its text (three
-words, so that a shingles-only analyzer makes a token of it too)."""
 
 # Analyzer probes: tries of one probe on a transient error, and the first pause (then doubled).
 ANALYZE_ATTEMPTS = 4
@@ -174,19 +167,6 @@ def _set_path(doc: dict[str, Any], path: str, value: Any) -> None:
     node[leaf] = value
 
 
-def _field_spec(props: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
-    """The mapping of a dotted field path: object properties or multi-fields."""
-    node: Mapping[str, Any] = props
-    spec: Mapping[str, Any] | None = None
-    for part in path.split("."):
-        if spec is not None:
-            node = spec.get("properties") or spec.get("fields") or {}
-        spec = node.get(part)
-        if spec is None:
-            return None
-    return spec
-
-
 def _hit(raw: Mapping[str, Any]) -> SearchHit:
     return SearchHit(
         id=raw["_id"],
@@ -269,122 +249,6 @@ def _vector_flags(*, terms: bool, fields: bool, positions: bool = False) -> dict
     }
 
 
-POSITION_GAP = 100
-"""The position gap between the values of a multi-valued text field: the engines' default
-``position_increment_gap``, and what this project's mappings set. A field with another gap
-fails the sentinel check of ``_map_positions`` (its texts then go as one document each)."""
-
-
-def _map_positions(n_texts: int, terms: Mapping[str, Any]) -> list[dict[str, int]] | None:
-    """One field's term vector of ``[SENTINEL, *texts, SENTINEL]`` (with positions and term
-    statistics) back to each text: {term: docFreq} per text, terms in the engine's order.
-
-    Lucene's in-memory index puts each value's first token ``POSITION_GAP`` + its position
-    increment after the previous value's last token, and moves on by the gap for a value
-    without tokens too (once an earlier value had some, hence the leading sentinel): a jump
-    of ``J`` positions crosses ``(J - 1) // POSITION_GAP`` value boundaries. None unless the
-    last value decodes to the same terms at the same relative positions as the first (another
-    gap, or a stopword run as long as the gap, shifts it)."""
-    tokens = sorted(
-        (int(token.get("position", -1)), term)
-        for term, stats in terms.items()
-        for token in stats.get("tokens", ())
-    )
-    if not tokens or tokens[0][0] < 0:  # no token, or one without its position
-        return None
-    value = 0
-    last = tokens[0][0]
-    where: dict[int, int] = {}
-    edges: list[list[tuple[int, str]]] = [[], []]
-    for position, term in tokens:
-        jump = position - last
-        if jump > POSITION_GAP:
-            value += (jump - 1) // POSITION_GAP
-        last = position
-        where[position] = value
-        if value == 0:
-            edges[0].append((position, term))
-        elif value == n_texts + 1:
-            edges[1].append((position, term))
-        elif value > n_texts + 1:
-            return None
-    first, closing = edges
-    if not closing or [(p - first[0][0], t) for p, t in first] != [
-        (p - closing[0][0], t) for p, t in closing
-    ]:
-        return None
-    out: list[dict[str, int]] = [{} for _ in range(n_texts)]
-    for term, stats in terms.items():  # the engine's term order, as one document per text
-        df = max(0, int(stats.get("doc_freq", 0)))
-        for token in stats.get("tokens", ()):
-            value = where[int(token["position"])]
-            if 0 < value <= n_texts:
-                out[value - 1][term] = df
-    return out
-
-
-def _utf16_len(text: str) -> int:
-    """The engines count offsets in UTF-16 code units (Java strings)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _map_tokens(texts: list[str], tokens: list[dict[str, Any]]) -> list[list[str]] | None:
-    """``_analyze``'s tokens of ``[*texts, ANALYZE_SENTINEL]`` back to each text: value ``i``
-    starts at the sum of the earlier values' lengths plus one each (the offset gap). None
-    unless every token lies inside one value and the sentinel starts exactly where predicted
-    (an analyzer with another offset gap shifts it)."""
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    for text in texts:
-        starts.append(at)
-        ends.append(at + _utf16_len(text))
-        at = ends[-1] + 1
-    sentinel_seen = False
-    found: list[dict[str, None]] = [{} for _ in texts]
-    for token in tokens:
-        begin, stop = int(token.get("start_offset", -1)), int(token.get("end_offset", -1))
-        if begin >= at:  # the sentinel's
-            if stop > at + len(ANALYZE_SENTINEL):
-                return None
-            sentinel_seen = sentinel_seen or begin == at
-            continue
-        i = bisect.bisect_right(starts, begin) - 1
-        if i < 0 or stop > ends[i]:
-            return None
-        found[i][str(token["token"])] = None
-    if not sentinel_seen:
-        return None
-    return [sorted(terms) for terms in found]
-
-
-def _doc_freqs(answer: Mapping[str, Any], field: str) -> dict[str, int]:
-    """One artificial document's terms of ``field`` with their ``docFreq`` (a term the shard
-    lacks comes back without one: none of its documents)."""
-    terms = answer.get("term_vectors", {}).get(field, {}).get("terms", {})
-    return {t: max(0, int(stats.get("doc_freq", 0))) for t, stats in terms.items()}
-
-
-def _packed_bounds(
-    n_texts: int,
-    fields: Sequence[str],
-    by_source: Mapping[str, Sequence[str]],
-    answers: Sequence[Mapping[str, Any]],
-) -> list[dict[str, dict[str, int]]] | None:
-    """The packed documents' answers (one per source field, in ``by_source``'s order) as one
-    {field: {term: docFreq}} per text, or None when a field's positions do not map back
-    (``_map_positions``)."""
-    per_field: dict[str, list[dict[str, int]]] = {}
-    for answer, group in zip(answers, by_source.values(), strict=False):
-        for field in group:
-            terms = answer.get("term_vectors", {}).get(field, {}).get("terms", {})
-            mapped = _map_positions(n_texts, terms)
-            if mapped is None:
-                return None
-            per_field[field] = mapped
-    return [{f: per_field[f][i] for f in fields} for i in range(n_texts)]
-
-
 class RestBackend(ABC):
     """A ``SearchBackend`` implemented over raw REST calls."""
 
@@ -396,13 +260,6 @@ class RestBackend(ABC):
         self._caps: Capabilities | None = None
         # index -> (its concrete index, one routing value per shard, in shard order)
         self._shard_routings: dict[str, tuple[str, list[str]]] = {}
-        # index -> field -> what makes its terms (its index analyzer), for _analysis_twins
-        self._analyzer_keys: dict[str, dict[str, Any]] = {}
-        # index uuid -> one routing value per shard (an index keeps its shards for its lifetime)
-        self._routings_by_uuid: dict[str, list[str]] = {}
-        self._search_shards_calls = 0  # requests spent finding routing values, for round_trips
-        # index uuids whose fields' positions do not map a packed document back to its texts
-        self._unpacked_uuids: set[str] = set()
         self._stats_denied: set[str] = set()  # indexes whose stats these credentials may not read
 
     # -- transport -----------------------------------------------------------------------
@@ -869,27 +726,29 @@ class RestBackend(ABC):
     def _search_shards(self, index: str, routing: str | None = None) -> list[tuple[str, int]]:
         """(index, shard) of every shard group a search on ``index`` (with ``routing``) hits."""
         params = {"routing": routing} if routing is not None else None
-        self._search_shards_calls += 1
         raw = self.request("GET", f"/{path_segment(index)}/_search_shards", params=params)
         return sorted(
             {(str(group[0]["index"]), int(group[0]["shard"])) for group in raw["shards"] if group}
         )
 
-    def _routing_per_shard(self, index: str) -> list[str] | None:
+    def shard_routings(self, index: str) -> ShardRoutings | None:
         """One routing value that lands on each shard of ``index``, in shard order, found with
         the engine's own routing (``_search_shards?routing=``) and kept while the index has the
-        same shards. None for several indexes or a routing value that spans shards."""
+        same shards (one ``_search_shards`` request then). None for several indexes or a
+        routing value that spans shards."""
         shards = self._search_shards(index)
+        trips = 1
         names = {name for name, _ in shards}
         if len(names) != 1:
             return None
         (name,) = names
         cached = self._shard_routings.get(index)
         if cached and cached[0] == name and len(cached[1]) == len(shards):
-            return cached[1]
+            return ShardRoutings(index=name, routings=cached[1], round_trips=trips)
         found: dict[int, str] = {}
         for probe in range(ROUTING_PROBES_PER_SHARD * len(shards)):
             hit = self._search_shards(index, routing=str(probe))
+            trips += 1
             if len(hit) != 1:
                 return None  # routing_partition_size > 1: a value spans several shards
             found.setdefault(hit[0][1], str(probe))
@@ -899,186 +758,81 @@ class RestBackend(ABC):
             return None
         routings = [found[shard] for shard in sorted(found)]
         self._shard_routings[index] = (name, routings)
-        return routings
+        return ShardRoutings(index=name, routings=routings, round_trips=trips)
 
-    def _analysis_twins(self, index: str, fields: Sequence[str]) -> dict[str, str]:
-        """Field -> the first of ``fields`` with the same index analyzer (text fields whose
-        mapping names the same ``analyzer``, or none: the index default): they make the same
-        terms of any text, so one of them is analysed for all. A field not found in the
-        mapping (or mapped differently behind an alias) is its own twin."""
-        cache = self._analyzer_keys.setdefault(index, {})
-        if any(f not in cache for f in fields):
-            specs: dict[str, set[Any]] = {f: set() for f in fields}
-            for body in self.get_mapping(index).values():
-                props = body.get("mappings", {}).get("properties", {})
-                for field in fields:
-                    spec = _field_spec(props, field)
-                    if spec is not None and spec.get("type") == "text":
-                        specs[field].add(spec.get("analyzer"))
-                    else:
-                        specs[field].add(object())
-            for field, keys in specs.items():
-                cache[field] = next(iter(keys)) if len(keys) == 1 else object()
-        first: dict[Any, str] = {}
-        return {f: first.setdefault(cache[f], f) for f in fields}
-
-    def term_doc_freq_bounds(
-        self, index: str, fields: Sequence[str], texts: Sequence[str]
-    ) -> TermDocFreqBounds | None:
-        """Two requests beside ``_search_shards``, whatever the number of texts or shards:
-
-        1. analysis (``analyze_terms``): every text as an artificial document, each distinct
-           analyzer once (fields sharing one, such as title and text, make the same terms);
-        2. statistics: one artificial document per shard (its routing value) holding every
-           distinct term once, analysed with the ``keyword`` analyzer so that each term is
-           looked up exactly as given, with term statistics: its Lucene ``docFreq`` on that
-           shard, summed over the shards.
-
-        Per shard the count is read from one copy's searcher and includes that copy's deleted
-        documents, so the sum is an upper bound of the live DF (exact 0 when 0); see
-        ``TermDocFreqBounds``."""
-        if not texts or not fields:
-            return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
-        routings = self._routing_per_shard(index)
-        if routings is None:
-            return None
-        twin = self._analysis_twins(index, fields)
-        analysed, analysis_trips = self._analyze_texts(
-            index, list(dict.fromkeys(twin.values())), texts
-        )
-        terms_of = [{f: per_text[twin[f]] for f in fields} for per_text in analysed]
-        wanted: dict[str, dict[str, None]] = {f: {} for f in fields}
-        for per_text in terms_of:
-            for field, analysed_terms in per_text.items():
-                wanted[field].update(dict.fromkeys(analysed_terms))
-        values: dict[str, dict[str, None]] = {}
-        for field, field_terms in wanted.items():
-            values.setdefault(SUBFIELD_PARENT.get(field, field), {}).update(field_terms)
-        doc: dict[str, Any] = {}
-        for parent, parent_terms in values.items():
-            _set_path(doc, parent, list(parent_terms))
-        docs = [
-            {
+    def term_vectors(
+        self, index: str, docs: Sequence[ArtificialDocument]
+    ) -> list[dict[str, dict[str, TermVector]]]:
+        """One ``_mtermvectors`` request of artificial documents with term statistics (never
+        field statistics, offsets or payloads: no caller reads them, and they cost on every
+        shard); ``as_given`` is the ``keyword`` analyzer per field. A term the shard lacks
+        comes back without ``doc_freq``: 0."""
+        if not docs:
+            return []
+        body = []
+        for spec in docs:
+            doc: dict[str, Any] = {}
+            for path, value in spec.values.items():
+                _set_path(doc, path, value)
+            entry: dict[str, Any] = {
                 "doc": doc,
-                "fields": list(fields),
-                "per_field_analyzer": {f: "keyword" for f in fields},
-                "routing": routing,
-                **_vector_flags(terms=True, fields=False),
+                "fields": list(spec.fields),
+                **_vector_flags(terms=True, fields=False, positions=spec.positions),
             }
-            for routing in routings
-        ]
-        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
-        answers = raw.get("docs", [])
+            if spec.routing is not None:
+                entry["routing"] = spec.routing
+            if spec.as_given:
+                entry["per_field_analyzer"] = {f: "keyword" for f in spec.fields}
+            body.append(entry)
+        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": body})
+        answers: list[dict[str, Any]] = raw.get("docs", [])
         if len(answers) != len(docs):
             raise SiraSeekEngineError(
-                f"term statistics answered {len(answers)} documents for {len(docs)} shards"
+                f"term statistics answered {len(answers)} documents for {len(docs)}"
             )
-        df: dict[str, dict[str, int]] = {f: dict.fromkeys(terms, 0) for f, terms in wanted.items()}
+        out: list[dict[str, dict[str, TermVector]]] = []
         for answer in answers:
             if "error" in answer:
                 raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
-            vectors = answer.get("term_vectors", {})
-            for field, field_df in df.items():
-                found = vectors.get(field, {}).get("terms", {})
-                for term in field_df:
-                    stats = found.get(term)
-                    if stats is None:  # every term must have been looked up as given
-                        raise SiraSeekEngineError(
-                            f"term statistics of {field} did not look up {term!r} as given"
+            out.append(
+                {
+                    name: {
+                        term: TermVector(
+                            max(0, int(stats.get("doc_freq", 0))),
+                            tuple(int(t.get("position", -1)) for t in stats.get("tokens", ())),
                         )
-                    # A term the shard lacks has no doc_freq: none of its documents.
-                    field_df[term] += max(0, int(stats.get("doc_freq", 0)))
-        # dict(zip(...)) with the field's lookup bound once: the inner loop runs in C.
-        lookups = {f: field_df.__getitem__ for f, field_df in df.items()}
-        out = [
-            {
-                f: dict(zip(terms, map(lookups[f], terms), strict=True))
-                for f, terms in per_text.items()
-            }
-            for per_text in terms_of
+                        for term, stats in vectors.get("terms", {}).items()
+                    }
+                    for name, vectors in answer.get("term_vectors", {}).items()
+                }
+            )
+        return out
+
+    def analyze(self, index: str, field: str, values: Sequence[str]) -> list[AnalyzedToken]:
+        """One ``_analyze`` request (``field``'s index analyzer, as artificial documents use)
+        reading only each token and its offsets (``ANALYZE_FILTER_PATH``). Over the token cap
+        Elasticsearch answers 400, OpenSearch 500 (both name the setting): either is
+        ``AnalysisRefusedError(too_many_tokens=True)``; another 400 is the analysis's own
+        refusal; anything else the cluster's failure (raised as is)."""
+        try:
+            raw = self.request(
+                "POST",
+                f"/{path_segment(index)}/_analyze",
+                params={"filter_path": ANALYZE_FILTER_PATH},
+                body={"field": field, "text": list(values)},
+            )
+        except EngineRequestError as exc:
+            if "max_token_count" in str(exc):
+                raise AnalysisRefusedError(str(exc), too_many_tokens=True) from exc
+            if exc.status == 400:
+                raise AnalysisRefusedError(str(exc)) from exc
+            raise
+        return [
+            AnalyzedToken(
+                str(t["token"]), int(t.get("start_offset", -1)), int(t.get("end_offset", -1))
+            )
+            for t in raw.get("tokens", [])
         ]
-        # Built here from ints already (``max(0, int(...))``): validating a pack's thousand
-        # nested dicts again took as long as its statistics request (py-spy, sira-sync apply).
-        return TermDocFreqBounds.model_construct(texts=out, round_trips=2 + analysis_trips)
-
-    def _analyze_texts(
-        self, index: str, fields: Sequence[str], texts: Sequence[str]
-    ) -> tuple[list[dict[str, list[str]]], int]:
-        """Every text's terms per field (fields of distinct analyzers), and the round trips.
-
-        ``_analyze`` with the texts as one multi-valued input per field: its offsets run on
-        from value to value (each value's length plus the analyzer's offset gap, 1), so every
-        token maps back to its text. One analysis instead of one artificial document per text,
-        which costs the engine 3x (OpenSearch) to 6x (Elasticsearch) more for a pack of 500
-        phrases (measured, docs/benchmarks/enrichment.md). A field whose answer does not map
-        back exactly (an analyzer with another offset gap, one text alone over the token cap)
-        is analysed the old way, as artificial documents (``analyze_terms``)."""
-        out: list[dict[str, list[str]]] = [{} for _ in texts]
-        trips = 0
-        fallback: list[str] = []
-        for field in fields:
-            terms, requests = self._analyze_values(index, field, texts)
-            trips += requests
-            if terms is None:
-                fallback.append(field)
-                continue
-            for per_text, text_terms in zip(out, terms, strict=True):
-                per_text[field] = text_terms
-        if fallback:
-            logger.info("analysing %s of %s as artificial documents", fallback, index)
-            for per_text, other in zip(
-                out, self.analyze_terms(index, fallback, texts), strict=True
-            ):
-                per_text.update(other)
-            trips += 1
-        return out, trips
-
-    def _analyze_values(
-        self, index: str, field: str, texts: Sequence[str]
-    ) -> tuple[list[list[str]] | None, int]:
-        """``field``'s index analyzer over ``texts`` through ``_analyze`` (which uses the
-        field's index analyzer, as artificial documents do), in chunks of
-        ``ANALYZE_CHARS_PER_REQUEST`` characters; each text's distinct terms in Lucene's order,
-        or None when a chunk's offsets do not map back exactly (checked by ``_map_tokens``)."""
-        out: list[list[str]] = []
-        requests = 0
-        chunks: list[list[str]] = []
-        start = 0
-        while start < len(texts):
-            end, chars = start, 0
-            while end < len(texts) and (
-                end == start or chars + len(texts[end]) <= ANALYZE_CHARS_PER_REQUEST
-            ):
-                chars += len(texts[end]) + 1
-                end += 1
-            chunks.append(list(texts[start:end]))
-            start = end
-        while chunks:
-            chunk = chunks.pop(0)
-            requests += 1
-            try:
-                raw = self.request(
-                    "POST",
-                    f"/{path_segment(index)}/_analyze",
-                    params={"filter_path": ANALYZE_FILTER_PATH},
-                    body={"field": field, "text": [*chunk, ANALYZE_SENTINEL]},
-                )
-            except EngineRequestError as exc:
-                # Over the token cap: Elasticsearch answers 400, OpenSearch 500 (both name the
-                # setting); ask for each half. Another 400 is the analysis's own refusal (the
-                # artificial documents then), anything else the cluster's failure.
-                if "max_token_count" in str(exc) and len(chunk) > 1:
-                    half = len(chunk) // 2
-                    chunks[:0] = [chunk[:half], chunk[half:]]
-                    continue
-                if exc.status != 400:
-                    raise
-                return None, requests
-            mapped = _map_tokens(chunk, raw.get("tokens", []))
-            if mapped is None:
-                return None, requests
-            out += mapped
-        return out, requests
 
     def index_doc_counts(self, index: str) -> IndexDocCounts | None:
         """Two requests: the index stats (concrete name, uuid, deleted documents over every
@@ -1134,123 +888,6 @@ class RestBackend(ABC):
             deleted_docs=int(docs.get("deleted", 0)),
             round_trips=2 if body.get("uuid") else 3,
         )
-
-    def analyze_with_doc_freq_bounds(
-        self,
-        index: str,
-        fields: Sequence[str],
-        texts: Sequence[str],
-        *,
-        index_uuid: str | None = None,
-    ) -> TermDocFreqBounds | None:
-        """One ``_mtermvectors`` request with term statistics: all the texts as ONE artificial
-        document per source field (a field and its subfields) routed to the first shard, a
-        multi-valued field ``[SENTINEL, *texts, SENTINEL]`` with positions (the fields' own
-        analyzers make its terms, that shard's ``docFreq`` of each, and the positions say
-        which text each term came from: ``_map_positions``); and for every other shard one
-        artificial document holding the texts as a multi-valued field, routed there. A
-        multi-valued field is analysed value by value (the position gap only shifts
-        positions), so its terms are exactly the union of the texts' terms, and each shard
-        answers one ``docFreq`` per term; the sum over the shards is the bound (see
-        ``TermDocFreqBounds``).
-
-        ``sources + shards - 1`` documents (2 for SIRA's usual contents and shingles on two
-        shards), where one per text and shard would take ``texts x shards``; one document per
-        text on the first shard (``texts + shards - 1``, what this sent before) was 0.7-0.9 ms
-        slower a query on wikimh. A field the positions cannot map (another
-        position gap) makes the first answer's texts go again as one document each, and the
-        index (by uuid) keeps that layout. The routing values are found once per index
-        (``_search_shards`` requests, counted in ``round_trips``) and kept by uuid."""
-        if not texts or not fields:
-            return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
-        calls_before = self._search_shards_calls
-        routings = self._routings_by_uuid.get(index_uuid) if index_uuid else None
-        if routings is None:
-            routings = self._routing_per_shard(index)
-            if routings is None:
-                return None
-            if index_uuid:
-                self._routings_by_uuid[index_uuid] = routings
-        trips = self._search_shards_calls - calls_before
-
-        def artificial(
-            value: str | list[str],
-            routing: str,
-            asked: Sequence[str] = fields,
-            positions: bool = False,
-        ) -> dict[str, Any]:
-            doc: dict[str, Any] = {}
-            for field in asked:
-                _set_path(doc, SUBFIELD_PARENT.get(field, field), value)
-            return {
-                "doc": doc,
-                "fields": list(asked),
-                "routing": routing,
-                **_vector_flags(terms=True, fields=False, positions=positions),
-            }
-
-        def one_per_text() -> list[dict[str, Any]]:
-            return [artificial(text, routings[0]) for text in texts]
-
-        # One packed document per source field (a field and its subfields): a field copied
-        # into another (copy_to) would add its values to the other's and shift the positions.
-        by_source: dict[str, list[str]] = {}
-        for field in fields:
-            by_source.setdefault(SUBFIELD_PARENT.get(field, field), []).append(field)
-        values = [ANALYZE_SENTINEL, *texts, ANALYZE_SENTINEL]
-        packed = index_uuid is None or index_uuid not in self._unpacked_uuids
-        first = (
-            [artificial(values, routings[0], group, positions=True) for group in by_source.values()]
-            if packed
-            else one_per_text()
-        )
-        others = [artificial(list(texts), routing) for routing in routings[1:]]
-        answers = self._term_vector_docs(index, [*first, *others])
-        trips += 1
-        out = _packed_bounds(len(texts), fields, by_source, answers) if packed else None
-        if packed and out is None:
-            logger.info(
-                "DF check on %s: the positions of one document do not map back to the texts "
-                "(a position gap other than %d?); one document per text from now on",
-                index,
-                POSITION_GAP,
-            )
-            if index_uuid:
-                self._unpacked_uuids.add(index_uuid)
-            first = one_per_text()
-            answers = [
-                *self._term_vector_docs(index, first),
-                *answers[len(answers) - len(others) :],
-            ]
-            trips += 1
-        if out is None:
-            out = [{f: _doc_freqs(answer, f) for f in fields} for answer in answers[: len(texts)]]
-        for answer in answers[len(answers) - len(others) :]:
-            vectors = answer.get("term_vectors", {})
-            for field in fields:
-                found = vectors.get(field, {}).get("terms", {})
-                for per_field in out:
-                    counts = per_field[field]
-                    for term in counts:
-                        if term not in found:  # the union holds every text's terms
-                            raise SiraSeekEngineError(
-                                f"term statistics of {field} on one shard lack {term!r}"
-                            )
-                        counts[term] += max(0, int(found[term].get("doc_freq", 0)))
-        return TermDocFreqBounds(texts=out, round_trips=trips)
-
-    def _term_vector_docs(self, index: str, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """One ``_mtermvectors`` request; its answers, one per document, or the first error."""
-        raw = self.request("POST", f"/{path_segment(index)}/_mtermvectors", body={"docs": docs})
-        answers: list[dict[str, Any]] = raw.get("docs", [])
-        if len(answers) != len(docs):
-            raise SiraSeekEngineError(
-                f"term statistics answered {len(answers)} documents for {len(docs)}"
-            )
-        for answer in answers:
-            if "error" in answer:
-                raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
-        return answers
 
     def index_settings(self, index: str) -> dict[str, dict[str, Any]]:
         raw = self.request("GET", f"/{path_segment(index)}/_settings")

@@ -2,7 +2,7 @@
 clusters alike, in one shape (``LocalDeployment``) for ``node status`` and ``--json``: a cluster
 is one entry whose ``urls`` name every member.
 
-This is the local package's public interface to the engine plugins: ``engines.cluster``
+This is the local package's public interface to the rest: ``local.resolve``
 reads ``running_deployments`` to find a local cluster when no URL is configured.
 """
 

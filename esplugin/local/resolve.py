@@ -1,13 +1,13 @@
 """Choose the cluster a command talks to: a configured URL always wins, then a local
-deployment (read through ``sira_seek.esplugin.local.deployments``, the local package's public
-interface)."""
+deployment (``deployments``). Here, not in ``engines``: the local machinery may import the
+engine plugins, never the reverse (tests/unit/test_esplugin_layers.py)."""
 
 from __future__ import annotations
 
 from sira_seek.config import ClusterSettings, NodeSettings
-from sira_seek.esplugin.local.deployments import running_deployments
+from sira_seek.esplugin.engines.errors import SiraSeekEngineError
 
-from .errors import SiraSeekEngineError
+from .deployments import running_deployments
 
 
 def resolve_url(

@@ -8,10 +8,10 @@ term. Two routes, both through the ``SearchBackend`` protocol:
   own analyzers turn every text into terms), then ``live_doc_freqs`` (one size-0 search counts
   each term's live documents on every shard). Always exact, whatever the index's state.
 - the term-statistics route (``grounding_term_statistics``), ONE round trip per query:
-  ``analyze_with_doc_freq_bounds`` analyses every text and sums each term's Lucene ``docFreq``
-  over every shard in one ``_mtermvectors`` request. That sum counts deleted copies until a
-  merge, so it is the live DF exactly when no copy of any shard holds a deleted document, which
-  ``index_doc_counts`` (index stats, with |C|) says; those counts are reused for
+  ``df_bounds.analyze_with_doc_freq_bounds`` analyses every text and sums each term's Lucene
+  ``docFreq`` over every shard in one ``term_vectors`` request. That sum counts deleted copies
+  until a merge, so it is the live DF exactly when no copy of any shard holds a deleted
+  document, which ``index_doc_counts`` (index stats, with |C|) says; those counts are reused for
   ``max_age_s`` seconds (``SIRA_SEEK_SIRA_DF_STATS_MAX_AGE``). With deleted documents the
   terms the bounds leave open (any bound above 0: a bound of 0 is an exact 0) are counted live,
   one more round trip, so the DFs stay exact.
@@ -22,6 +22,7 @@ comes to mean another index (an alias moved, an index re-created) is seen at mos
 once when the old index is gone: the failed request reads the counts again). The term
 statistics themselves are read on every query, from what searches see.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,6 +40,8 @@ from sira_seek.backend import (
     TermDocFreqBounds,
     TermStatistic,
 )
+
+from .df_bounds import analyze_with_doc_freq_bounds
 
 logger = logging.getLogger(__name__)
 
@@ -151,8 +154,8 @@ def _bounds(
 ) -> TermDocFreqBounds | None:
     if counts is None:
         return None
-    return backend.analyze_with_doc_freq_bounds(
-        counts.index, fields, texts, index_uuid=counts.uuid
+    return analyze_with_doc_freq_bounds(
+        backend, counts.index, fields, texts, index_uuid=counts.uuid
     )
 
 

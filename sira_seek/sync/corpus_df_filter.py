@@ -14,7 +14,7 @@ deleted copies never count), at the cost of counting only what needs counting:
 
 1. per pack of phrases, the fields' analyzers make every phrase's windows and one
    ``_mtermvectors`` request reads each window's Lucene ``docFreq`` on every shard
-   (``SearchBackend.term_doc_freq_bounds``).
+   (``sira.df_bounds.term_doc_freq_bounds``).
    That sum counts the deleted copies every enrichment write leaves behind, so it is an UPPER
    bound of the live DF: a phrase whose rarest window is within tau * |C| even by the bounds
    is kept, exactly as the live count would keep it;
@@ -36,6 +36,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from sira_seek.backend import SearchBackend, TermDocFreqBounds
+from sira_seek.sira.df_bounds import term_doc_freq_bounds
 from sira_seek.sira.term_vectors import batch_term_statistics
 
 from .mapping import EnrichmentLayout
@@ -174,7 +175,7 @@ class CorpusDFFilter:
         fields = self._fields()
 
         def request(pack: list[str]) -> TermDocFreqBounds | None:
-            return self.backend.term_doc_freq_bounds(self.layout.index, fields, pack)
+            return term_doc_freq_bounds(self.backend, self.layout.index, fields, pack)
 
         if len(packs) > 1 and PACKS_IN_FLIGHT > 1:
             with ThreadPoolExecutor(min(PACKS_IN_FLIGHT, len(packs))) as pool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sira_seek.backend import SearchBackend
+from sira_seek.sira.df_bounds import analyze_with_doc_freq_bounds
 from sira_seek.sira.df_check import CandidateTable, DocFrequencyChecker
 from sira_seek.sira.index_profile import read_index_profile
 from sira_seek.sira.term_vectors import DOC_COUNTS
@@ -178,9 +179,9 @@ def test_a_field_with_another_position_gap_goes_one_document_per_text(
     ).as_dict()
     for field in ("tight", "wide"):
         caplog.clear()
-        with caplog.at_level("INFO", logger="sira_seek.esplugin"):
-            first = be.analyze_with_doc_freq_bounds(index, [field], texts, index_uuid=counts.uuid)
-        again = be.analyze_with_doc_freq_bounds(index, [field], texts, index_uuid=counts.uuid)
+        with caplog.at_level("INFO", logger="sira_seek.sira.df_bounds"):
+            first = analyze_with_doc_freq_bounds(be, index, [field], texts, index_uuid=counts.uuid)
+        again = analyze_with_doc_freq_bounds(be, index, [field], texts, index_uuid=counts.uuid)
         assert first is not None and again is not None
         assert first.texts == again.texts
         assert [list(b[field]) for b in first.texts] == [per[field] for per in expected]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sira_seek.backend import SearchBackend
+from sira_seek.sira.df_bounds import term_doc_freq_bounds
 from sira_seek.sira.term_vectors import batch_term_statistics
 from sira_seek.sync.corpus_df_filter import CorpusDFFilter
 from sira_seek.sync.mapping import EnrichmentLayout
@@ -42,7 +43,7 @@ def test_bounded_decisions_equal_live_counts_with_deleted_copies_on_three_shards
     (settings,) = be.index_settings(index).values()
     assert int(settings["number_of_shards"]) == 3
 
-    bounds = be.term_doc_freq_bounds(index, ["contents"], ["ocean"])
+    bounds = term_doc_freq_bounds(be, index, ["contents"], ["ocean"])
     assert bounds is not None
     assert bounds.texts[0]["contents"]["ocean"] > TAU * N  # deleted copies lift the bound
 

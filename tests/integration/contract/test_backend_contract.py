@@ -32,7 +32,16 @@ from typing import Any
 
 import pytest
 
-from sira_seek.backend import EngineError, PartialUpdate, ScanContextLostError, SearchBackend
+from sira_seek.backend import (
+    POSITION_GAP,
+    AnalysisRefusedError,
+    ArtificialDocument,
+    EngineError,
+    PartialUpdate,
+    ScanContextLostError,
+    SearchBackend,
+)
+from sira_seek.sira.df_bounds import analyze_with_doc_freq_bounds, term_doc_freq_bounds
 
 from .kit import ContractTarget, CountingProxy, RoundTripLog
 
@@ -180,7 +189,68 @@ def test_live_doc_freqs_do_not_depend_on_the_shard_layout(
     assert (ts_five.terms[0].doc_freq, ts_five.field_statistics.doc_count) != (5, len(DOCS))
 
 
-# -- term_doc_freq_bounds ------------------------------------------------------------------
+# -- the DF primitives: shard_routings, term_vectors, analyze -------------------------------
+def test_df_primitives_keep_their_contracts(
+    target: ContractTarget,
+    new_index: NewIndex,
+    counted: tuple[SearchBackend, CountingProxy | RoundTripLog],
+) -> None:
+    """What ``sira.df_bounds`` builds on: one routing value per shard (their ``docFreq`` sum to
+    the live count, so no shard is asked twice or missed; None over an alias of two indexes);
+    ``term_vectors`` in ONE request, a value taken as given looked up exactly, positions of a
+    multi-valued field ``POSITION_GAP`` apart (an empty value moves on by the gap too);
+    ``analyze`` in ONE request, each token's offsets inside its own value (UTF-16 units, one
+    between values), and over the token cap the typed refusal saying so."""
+    be, proxy = counted
+    five, other = new_index(shards=5, docs=DOCS), new_index(docs=DOCS[:2])
+    routings = be.shard_routings(five)
+    assert routings is not None and routings.index == five and len(routings.routings) == 5
+    river, green, zebra = (term(be, five, w) for w in ("river", "green", "zebra"))
+    docs = [
+        ArtificialDocument(
+            values={"contents": [river]}, fields=["contents"], routing=r, as_given=True
+        )
+        for r in routings.routings
+    ]
+    proxy.reset()
+    answers = be.term_vectors(five, docs)
+    assert len(proxy.requests) == 1, proxy.requests
+    assert sum(a["contents"][river].doc_freq for a in answers) == 5
+    assert sum(a["contents"][river].doc_freq > 0 for a in answers) > 1  # spread over shards
+    packed = ArtificialDocument(
+        values={"contents": ["green river", "", "zebra"]},
+        fields=["contents"],
+        routing=routings.routings[0],
+        positions=True,
+    )
+    (answer,) = be.term_vectors(five, [packed])
+    positions = {t: v.positions for t, v in answer["contents"].items()}
+    assert positions == {green: (0,), river: (1,), zebra: (1 + 2 * POSITION_GAP + 1,)}
+    alias = f"{five}-two"
+    be.update_aliases(
+        [{"add": {"index": five, "alias": alias}}, {"add": {"index": other, "alias": alias}}]
+    )
+    assert be.shard_routings(alias) is None
+
+    values = ["green river", "𝔘 zebra", "river"]  # the astral character is two UTF-16 units
+    proxy.reset()
+    tokens = be.analyze(five, "contents", values)
+    assert len(proxy.requests) == 1, proxy.requests
+    spans = [(0, 11), (12, 20), (21, 26)]
+    where = {
+        (t.term, i)
+        for t in tokens
+        for i, (a, b) in enumerate(spans)
+        if a <= t.start_offset and t.end_offset <= b
+    }
+    assert {(green, 0), (river, 0), (zebra, 1), (river, 2)} <= where
+    assert len(where) == len(tokens)  # no token outside its value
+    with pytest.raises(AnalysisRefusedError) as refused:
+        be.analyze(five, "contents", ["zz " * 6000, "zz " * 6000])
+    assert refused.value.too_many_tokens
+
+
+# -- DF bounds over the primitives (sira.df_bounds): sira-sync's two-request route ---------
 def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
     target: ContractTarget, new_index: NewIndex
 ) -> None:
@@ -194,7 +264,7 @@ def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
     fields = ["contents", "contents.shingles", "title", "text"]  # title and text: one analyzer
     texts = ["green river", "zebra", "moon qqxzzy", "Note 3 river"]
     for index in (one, five):
-        bounds = be.term_doc_freq_bounds(index, fields, texts)
+        bounds = term_doc_freq_bounds(be, index, fields, texts)
         assert bounds is not None
         # the same terms as analyze_terms, each bounded by (here: equal to) its live DF
         terms = be.analyze_terms(index, fields, texts)
@@ -213,10 +283,10 @@ def test_df_bounds_count_every_shard_once_and_never_fall_below_live_counts(
     assert result.succeeded == 1 and not result.errors
     be.refresh(five)
     assert be.deleted_docs(five) >= 1
-    (after,) = be.term_doc_freq_bounds(five, ["contents"], ["river"]).texts  # type: ignore[union-attr]
+    (after,) = term_doc_freq_bounds(be, five, ["contents"], ["river"]).texts  # type: ignore[union-attr]
     assert after["contents"][probe[0][1]] == 6  # the deleted copy counts: only an upper bound
     assert be.live_doc_freqs(five, [probe[0]]).counts[0].doc_freq == 5
-    assert be.term_doc_freq_bounds(five, fields, []).texts == []  # type: ignore[union-attr]
+    assert term_doc_freq_bounds(be, five, fields, []).texts == []  # type: ignore[union-attr]
 
 
 def test_df_bounds_analyse_each_text_exactly_as_an_artificial_document_would(
@@ -254,7 +324,7 @@ def test_df_bounds_analyse_each_text_exactly_as_an_artificial_document_would(
     # ~30,000 characters of two-letter words: 15,000 tokens, over the engines' token cap
     capped = [" ".join(f"{chr(97 + (i + j) % 26)}z" for j in range(20)) for i in range(1000)]
     for texts in (tricky, long_pack, capped):
-        bounds = be.term_doc_freq_bounds(index, fields, texts)
+        bounds = term_doc_freq_bounds(be, index, fields, texts)
         assert bounds is not None
         expected = be.analyze_terms(index, fields, texts)
         assert [{f: sorted(b[f]) for f in fields} for b in bounds.texts] == [
@@ -265,7 +335,7 @@ def test_df_bounds_analyse_each_text_exactly_as_an_artificial_document_would(
     assert fallbacks == [], [r.getMessage() for r in fallbacks]
 
 
-# -- index_doc_counts and analyze_with_doc_freq_bounds (SIRA's one-request DF check) ---------
+# -- index_doc_counts and SIRA's one-request DF check (sira.df_bounds) ----------------------
 def test_index_doc_counts_name_the_concrete_index_and_its_deleted_copies(
     target: ContractTarget, new_index: NewIndex
 ) -> None:
@@ -324,9 +394,9 @@ def test_analysis_with_df_bounds_is_one_round_trip_on_any_layout(
     for index in (one, five):
         counts = be.index_doc_counts(index)
         assert counts is not None
-        be.analyze_with_doc_freq_bounds(index, fields, texts, index_uuid=counts.uuid)
+        analyze_with_doc_freq_bounds(be, index, fields, texts, index_uuid=counts.uuid)
         proxy.reset()
-        bounds = be.analyze_with_doc_freq_bounds(index, fields, texts, index_uuid=counts.uuid)
+        bounds = analyze_with_doc_freq_bounds(be, index, fields, texts, index_uuid=counts.uuid)
         assert len(proxy.requests) == 1, proxy.requests
         assert bounds is not None and bounds.round_trips == 1
         terms = be.analyze_terms(index, fields, texts)
@@ -346,13 +416,15 @@ def test_analysis_with_df_bounds_is_one_round_trip_on_any_layout(
     be.refresh(five)
     counts = be.index_doc_counts(five)
     assert counts is not None and counts.deleted_docs >= 1
-    (after,) = be.analyze_with_doc_freq_bounds(  # type: ignore[union-attr]
-        five, ["contents"], ["river qqxzzy"], index_uuid=counts.uuid
-    ).texts
+    found = analyze_with_doc_freq_bounds(
+        be, five, ["contents"], ["river qqxzzy"], index_uuid=counts.uuid
+    )
+    assert found is not None
+    (after,) = found.texts
     river, absent = term(be, five, "river"), term(be, five, "qqxzzy")
     assert after["contents"] == {river: 6, absent: 0}  # the deleted copy counts: a bound
     assert be.live_doc_freqs(five, [("contents", river)]).counts[0].doc_freq == 5
-    empty = be.analyze_with_doc_freq_bounds(five, fields, [], index_uuid=counts.uuid)
+    empty = analyze_with_doc_freq_bounds(be, five, fields, [], index_uuid=counts.uuid)
     assert empty is not None and empty.texts == []
 
 

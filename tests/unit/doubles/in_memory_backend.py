@@ -37,6 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sira_seek.backend import (
+    POSITION_GAP,
+    AnalysisRefusedError,
+    AnalyzedToken,
+    ArtificialDocument,
     BulkItemError,
     BulkResult,
     Capabilities,
@@ -49,15 +53,16 @@ from sira_seek.backend import (
     ScanContextLostError,
     SearchHit,
     SearchResult,
+    ShardRoutings,
     TermCount,
-    TermDocFreqBounds,
     TermStatistic,
+    TermVector,
     TextTermStatistics,
     VectorSimilarity,
 )
 from sira_seek.esplugin.engines.base import check_knn_request, check_vector_field
 from sira_seek.esplugin.engines.errors import VectorsUnavailableError
-from sira_seek.fields import CONTENTS, SOURCE_FIELDS
+from sira_seek.fields import CONTENTS, SOURCE_FIELDS, SUBFIELD_PARENT
 
 STOPWORDS = frozenset({"the", "a", "of", "and", "is", "in", "what"})
 SHINGLE_SUFFIX = ".shingles"
@@ -66,6 +71,8 @@ K1, B = 1.2, 0.75
 ARTIFICIAL_DOC_SHARD = 0
 """The shard ``term_statistics``'s artificial documents land on in a multi-shard index."""
 GLOBAL_STATS, SHARD_STATS = "dfs_query_then_fetch", "query_then_fetch"
+ANALYZE_MAX_TOKENS = 10_000
+"""The engines' default ``index.analyze.max_token_count``."""
 
 
 def analyze(text: str) -> list[str]:
@@ -242,7 +249,7 @@ class InMemoryBackend:
         self.put_mappings: list[dict[str, Any]] = []
         self.bulk_calls = 0
         self.before_bulk: Any = None  # hook(backend, updates), run once before the next bulk
-        self.bounds_unavailable = False  # term_doc_freq_bounds answers None (see there)
+        self.bounds_unavailable = False  # shard_routings answers None (see there)
 
     # -- helpers tests use ---------------------------------------------------------------
     @property
@@ -637,37 +644,79 @@ class InMemoryBackend:
         if not texts:
             return []
         self.calls.append(("analyze_terms", (list(fields), list(texts))))
-        return [{f: field_terms(f, text) for f in fields} for text in texts]
+        return [{f: sorted(field_terms(f, text)) for f in fields} for text in texts]
 
-    def term_doc_freq_bounds(
-        self, index: str, fields: Sequence[str], texts: Sequence[str]
-    ) -> TermDocFreqBounds | None:
-        """Like the engines': every shard's ``docFreq`` summed, deleted copies included (an upper
-        bound of the live DF). ``bounds_unavailable`` stands for a target with no bounds."""
-        self.calls.append(("term_doc_freq_bounds", (list(fields), list(texts))))
-        if self.bounds_unavailable:
+    def shard_routings(self, index: str) -> ShardRoutings | None:
+        """One routing value per shard: the double reads a routing value as the shard number.
+        None for several indexes, and when ``bounds_unavailable`` (a target with no per-shard
+        statistics, such as partitioned routing)."""
+        self.calls.append(("shard_routings", index))
+        names, _ = self.resolve_name(index)
+        if self.bounds_unavailable or len(names) != 1:
             return None
-        return self._doc_freq_bounds(index, fields, texts)
+        shards = self.indexes[names[0]].shards
+        return ShardRoutings(index=names[0], routings=[str(n) for n in range(shards)])
 
-    def _doc_freq_bounds(
-        self, index: str, fields: Sequence[str], texts: Sequence[str]
-    ) -> TermDocFreqBounds:
-        """Every term's docFreq over the live documents and the deleted copies."""
+    def term_vectors(
+        self, index: str, docs: Sequence[ArtificialDocument]
+    ) -> list[dict[str, dict[str, TermVector]]]:
+        """Like the engines': each field's terms of each document (its own analysis, or each
+        value as given), sorted, with the ``docFreq`` of the shard its routing names (deleted
+        copies included); positions as Lucene lays out a multi-valued field: each value's
+        first token ``POSITION_GAP`` + 1 after the previous value's last one, and a value
+        without tokens moves on by the gap too, once an earlier value had some."""
+        self.calls.append(("term_vectors", list(docs)))
         idx = self._idx(index)
-        copies = [d.source for d in idx.docs.values()] + [s for _, s in idx.deleted_copies]
-        memo: dict[tuple[str, str], int] = {}  # packs repeat terms: count each once
+        memo: dict[tuple[str, str, int], int] = {}  # packs repeat terms: count each once
+        out: list[dict[str, dict[str, TermVector]]] = []
+        for doc in docs:
+            shard = int(doc.routing) if doc.routing is not None else ARTIFICIAL_DOC_SHARD
+            answer: dict[str, dict[str, TermVector]] = {}
+            for name in doc.fields:
+                value = doc.values.get(SUBFIELD_PARENT.get(name, name), [])
+                positions: dict[str, list[int]] = {}
+                last = -1
+                for one in value if isinstance(value, list) else [value]:
+                    if last >= 0:
+                        last += POSITION_GAP
+                    for token in [one] if doc.as_given else field_tokens(name, one):
+                        last += 1
+                        positions.setdefault(token, []).append(last)
+                for term in positions:
+                    if (name, term, shard) not in memo:
+                        memo[(name, term, shard)] = self._shard_doc_freq(idx, name, term, shard)
+                answer[name] = {
+                    t: TermVector(memo[(name, t, shard)], tuple(p) if doc.positions else ())
+                    for t, p in sorted(positions.items())
+                }
+            out.append(answer)
+        return out
 
-        def doc_freq(field: str, term: str) -> int:
-            if (field, term) not in memo:
-                memo[(field, term)] = sum(term in self._terms_of(idx, c, field) for c in copies)
-            return memo[(field, term)]
-
-        return TermDocFreqBounds(
-            texts=[
-                {f: {t: doc_freq(f, t) for t in field_terms(f, text)} for f in fields}
-                for text in texts
-            ]
+    def _shard_doc_freq(self, idx: MemoryIndex, name: str, term: str, shard: int) -> int:
+        """Lucene's ``docFreq`` on one shard: live documents and deleted copies holding it."""
+        copies = [(i, d.source) for i, d in idx.docs.items()] + idx.deleted_copies
+        return sum(
+            term in self._terms_of(idx, source, name)
+            for doc_id, source in copies
+            if shard_of(doc_id, idx.shards) == shard
         )
+
+    def analyze(self, index: str, field: str, values: Sequence[str]) -> list[AnalyzedToken]:
+        """The double's analysis of each value, every token given its value's whole span as
+        offsets (UTF-16 units, one between values, as the engines count them); more than the
+        engines' default token cap is refused as theirs is."""
+        self.calls.append(("analyze", (field, list(values))))
+        out: list[AnalyzedToken] = []
+        at = 0
+        for value in values:
+            end = at + len(value.encode("utf-16-le", "surrogatepass")) // 2
+            out += [AnalyzedToken(t, at, end) for t in field_tokens(field, value)]
+            at = end + 1
+        if len(out) > ANALYZE_MAX_TOKENS:
+            raise AnalysisRefusedError(
+                f"{len(out)} tokens, over index.analyze.max_token_count", too_many_tokens=True
+            )
+        return out
 
     def index_doc_counts(self, index: str) -> IndexDocCounts | None:
         """Like the engines': live documents and the deleted copies not yet expunged."""
@@ -683,23 +732,6 @@ class InMemoryBackend:
             deleted_docs=len(idx.deleted_copies),
             round_trips=2,
         )
-
-    def analyze_with_doc_freq_bounds(
-        self,
-        index: str,
-        fields: Sequence[str],
-        texts: Sequence[str],
-        *,
-        index_uuid: str | None = None,
-    ) -> TermDocFreqBounds | None:
-        """``term_doc_freq_bounds`` in one round trip, as the engines answer it (analysis and
-        every shard's docFreq, deleted copies included). ``bounds_unavailable``: None."""
-        self.calls.append(("analyze_with_doc_freq_bounds", (list(fields), list(texts))))
-        if self.bounds_unavailable:
-            return None
-        if not texts or not fields:
-            return TermDocFreqBounds(texts=[{f: {} for f in fields} for _ in texts], round_trips=0)
-        return self._doc_freq_bounds(index, fields, texts)
 
     def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         self.calls.append(("live_doc_freqs", list(terms)))

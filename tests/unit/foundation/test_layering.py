@@ -4,15 +4,15 @@
   (``sira_seek/metrics``) never import ``sira_seek.esplugin``: they talk to a
   ``sira_seek.backend.SearchBackend`` a front end (CLI, ``SiraSeek``, the HTTP API) connected.
   (What else the metrics may not import: ``test_metrics_leaf.py``.)
-- ``esplugin`` holds two subpackages with one documented interface each way:
-  ``esplugin/engines`` reads the local-node toolkit only through
-  ``sira_seek.esplugin.local.deployments`` (the names in its ``__all__``), and
-  ``esplugin/local`` uses only ``sira_seek.esplugin.engines.errors``.
+- ``esplugin`` holds two subpackages that depend in ONE direction: ``esplugin/local`` (the
+  dev-node machinery, and choosing a running local node when no URL is given:
+  ``local.resolve``) may use the engine plugins, only through
+  ``sira_seek.esplugin.engines.errors``; ``esplugin/engines`` never imports ``esplugin/local``,
+  so an engine plugin works, and is tested, without the local-node toolkit.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,6 @@ ALGORITHMS = ("sira", "seek", "sync", "metrics")
 ESPLUGIN = "sira_seek.esplugin"
 LOCAL = f"{ESPLUGIN}.local"
 ENGINES = f"{ESPLUGIN}.engines"
-LOCAL_INTERFACE = f"{LOCAL}.deployments"
 ENGINES_INTERFACE = f"{ENGINES}.errors"
 
 
@@ -32,17 +31,6 @@ def reaches(module: str, names: tuple[str, ...], prefix: str) -> bool:
 
 def sources(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.py"))
-
-
-def local_interface_names() -> set[str]:
-    tree = ast.parse((ROOT / "esplugin" / "local" / "deployments.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            value = ast.literal_eval(node.value)
-            return {str(v) for v in value}
-    raise AssertionError("esplugin/local/deployments.py declares no __all__")
 
 
 @pytest.mark.parametrize("package", ALGORITHMS)
@@ -58,24 +46,16 @@ def test_algorithms_never_import_esplugin(package: str) -> None:
     assert found == [], "algorithms take a SearchBackend instead:\n" + "\n".join(found)
 
 
-def test_engines_read_local_nodes_only_through_the_deployments_interface() -> None:
+def test_engines_never_import_local() -> None:
     files = sources(ROOT / "esplugin" / "engines")
     assert len(files) >= 8
-    allowed = local_interface_names()
-    found = []
-    for path in files:
-        for line, module, names in imports(path):
-            if not reaches(module, names, LOCAL):
-                continue
-            if module == LOCAL_INTERFACE and names and set(names) <= allowed:
-                continue
-            if module == LOCAL and names == ("deployments",):
-                continue
-            found.append(f"{path.relative_to(ROOT)}:{line} imports {module} {list(names)}")
-    assert found == [], (
-        f"esplugin/engines may use only {LOCAL_INTERFACE} ({sorted(allowed)}):\n"
-        + "\n".join(found)
-    )
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module} {list(names)}"
+        for path in files
+        for line, module, names in imports(path)
+        if reaches(module, names, LOCAL)
+    ]
+    assert found == [], "esplugin/engines may not import esplugin/local:\n" + "\n".join(found)
 
 
 def test_local_uses_only_the_engine_errors() -> None:

@@ -23,7 +23,6 @@ from sira_seek.backend import (
     LiveDocFrequencies,
     SearchHit,
     TermCount,
-    TermDocFreqBounds,
     TermStatistic,
     TextTermStatistics,
 )
@@ -31,6 +30,17 @@ from sira_seek.llm.client import generate_many_bounded
 from sira_seek.llm.errors import ServerUnreachableError
 from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
+
+
+def one_request(call: tuple[str, Any]) -> tuple[list[str], list[str]]:
+    """The fields and texts of SIRA's one DF request (a recorded ``term_vectors`` call): the
+    packed documents' fields, in order, and their texts (between the sentinels)."""
+    name, docs = call
+    assert name == "term_vectors", call
+    packed = [d for d in docs if d.positions]
+    (values,) = {tuple(v) for d in packed for v in d.values.values()}
+    return [f for d in packed for f in d.fields], list(values[1:-1])
+
 
 CONTENTS_ONLY = {"contents": {"type": "text", "fields": {"shingles": {"type": "text"}}}}
 
@@ -78,26 +88,9 @@ class DFTableBackend(InMemoryBackend):
             round_trips=2,
         )
 
-    def analyze_with_doc_freq_bounds(
-        self,
-        index: str,
-        fields: Sequence[str],
-        texts: Sequence[str],
-        *,
-        index_uuid: str | None = None,
-    ) -> TermDocFreqBounds | None:
-        self.calls.append(("analyze_with_doc_freq_bounds", (list(fields), list(texts))))
-        if self.bounds_unavailable:
-            return None
-        return TermDocFreqBounds(
-            texts=[
-                {
-                    f: {t: self.df.get(t, 0) + self.deleted.get(t, 0) for t in field_terms(f, text)}
-                    for f in fields
-                }
-                for text in texts
-            ]
-        )
+    def _shard_doc_freq(self, idx: Any, name: str, term: str, shard: int) -> int:
+        """The table's DF plus the deleted copies Lucene still counts (one shard holds all)."""
+        return self.df.get(term, 0) + self.deleted.get(term, 0)
 
     def live_doc_freqs(self, index: str, terms: Sequence[tuple[str, str]]) -> LiveDocFrequencies:
         self.calls.append(("live_doc_freqs", list(terms)))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from in_memory_backend import InMemoryBackend
-from sira_doubles import DF, DFTableBackend
+from sira_doubles import DF, DFTableBackend, one_request
 
 from sira_seek.backend import SearchBackend
 from sira_seek.sira.df_check import (
@@ -64,11 +64,11 @@ def test_one_round_trip_whatever_the_number_of_phrases(n_phrases: int) -> None:
     phrases = [f"nolan film{i} cinema" for i in range(n_phrases)]
     checker = _checker(backend, stats_max_age_s=3600)
     first = checker.check(phrases, query="who directed Inception")
-    assert _call_names(backend) == ["index_doc_counts", "analyze_with_doc_freq_bounds"]
-    assert first.round_trips == 3 and first.df_route == "term_statistics"
+    assert _call_names(backend) == ["index_doc_counts", "shard_routings", "term_vectors"]
+    assert first.round_trips == 4 and first.df_route == "term_statistics"
     backend.calls.clear()
     again = checker.check(phrases, query="who directed Inception")
-    assert _call_names(backend) == ["analyze_with_doc_freq_bounds"]
+    assert _call_names(backend) == ["term_vectors"]  # the routing values are kept
     assert again.round_trips == 1 and again == first.model_copy(
         update={"round_trips": 1, "took_ms": again.took_ms}
     )
@@ -82,7 +82,7 @@ def test_one_round_trip_whatever_the_number_of_phrases(n_phrases: int) -> None:
 
 def test_one_analysis_covers_unigram_and_shingle_fields(fake_backend: DFTableBackend) -> None:
     phrase = ["Christopher Edward Nolan"]
-    _, (_, (fields, texts)) = _calls_of_one_check(_checker(fake_backend), phrase)
+    fields, texts = one_request(_calls_of_one_check(_checker(fake_backend), phrase)[-1])
     assert fields == ["contents", "contents.shingles"] and texts == ["Christopher Edward Nolan"]
     fake_backend.calls.clear()
     _checker(fake_backend, stats_max_age_s=0).check(["Christopher Edward Nolan"])
@@ -109,13 +109,13 @@ def test_enrichment_fields_are_checked_in_the_same_request() -> None:
         phrase_shingle_field="sira_enrichment.phrases.shingles",
     )
     DocFrequencyChecker(backend, profile, tau=0.1).check(["nolan"])
-    assert _call_names(backend) == ["index_doc_counts", "analyze_with_doc_freq_bounds"]
-    (_, (one_request_fields, _)) = backend.calls[1]
+    assert _call_names(backend) == ["index_doc_counts", "shard_routings", "term_vectors"]
+    one_request_fields, _ = one_request(backend.calls[2])
     backend.calls.clear()
     DocFrequencyChecker(backend, profile, tau=0.1, stats_max_age_s=0).check(["nolan"])
     assert _call_names(backend) == ["analyze_terms", "live_doc_freqs"]
     (_, (fields, _)), (_, terms) = backend.calls
-    assert one_request_fields == fields
+    assert sorted(one_request_fields) == sorted(fields)
     assert fields == [
         "contents",
         "sira_enrichment.phrases",
@@ -173,8 +173,8 @@ def test_decide_reports_the_rarest_window() -> None:
 def test_phrases_that_only_repeat_the_query_are_dropped(fake_backend: DFTableBackend) -> None:
     query = "Are Christopher Nolan and Malayalam film directors alike?"
     table = _checker(fake_backend).check(["Nolan", "Christopher Edward Nolan"], query=query)
-    assert _call_names(fake_backend) == ["index_doc_counts", "analyze_with_doc_freq_bounds"]
-    (_, (_, texts)) = fake_backend.calls[1]
+    assert _call_names(fake_backend) == ["index_doc_counts", "shard_routings", "term_vectors"]
+    _, texts = one_request(fake_backend.calls[2])
     assert texts[-1] == query  # the query rides in the same analysis call
     copy, new = table.candidates
     assert copy.decision == "in_query" and "no term the query lacks" in copy.reason
@@ -244,7 +244,7 @@ def test_deleted_copies_are_counted_live_for_the_open_terms_only() -> None:
     (counted,) = [args for name, args in fast.calls if name == "live_doc_freqs"]
     assert ("contents", "nolan") in counted and ("contents", "zzzxq") not in counted
     assert all(t not in ("zzzxq", "inception") for _, t in counted)  # bound 0: exact already
-    assert one.round_trips == 2 + 1 + 1  # the counts, the one request, the live count
+    assert one.round_trips == 2 + 1 + 1 + 1  # counts, routing look-up, one request, live count
 
 
 def test_a_target_without_bounds_falls_back_to_the_live_route() -> None:
@@ -255,7 +255,7 @@ def test_a_target_without_bounds_falls_back_to_the_live_route() -> None:
     assert one.df_route == "live_counts" and one.candidates == live.candidates
     assert _call_names(fast) == [
         "index_doc_counts",
-        "analyze_with_doc_freq_bounds",
+        "shard_routings",
         "analyze_terms",
         "live_doc_freqs",
     ]
@@ -311,4 +311,5 @@ def test_kept_counts_naming_a_deleted_index_are_read_again() -> None:
     after = checker.check(["nolan"])
     assert (after.doc_count, after.candidates[0].doc_freq) == (2, 2)
     assert after.df_route == "term_statistics"
-    assert after.round_trips == 1 + 2 + 1  # the failed request, the counts, the request again
+    # the failed request, the counts, the new index's routing look-up, the request again
+    assert after.round_trips == 1 + 2 + 1 + 1

@@ -89,12 +89,13 @@ def test_search_many_uses_one_df_check_per_query_and_one_msearch_per_batch() -> 
     results = r.search_many(queries, batch=2)
     assert [x.query_id for x in results] == ["1", "2", "3"]
     names = [name for name, _ in backend.calls]
-    # the index's counts once; per query one analysis-and-DF round trip; the searches, batched
-    assert names == ["index_doc_counts"] + ["analyze_with_doc_freq_bounds"] * 3 + [
+    # the index's counts and routing values once; per query one analysis-and-DF round trip;
+    # the searches, batched
+    assert names == ["index_doc_counts", "shard_routings"] + ["term_vectors"] * 3 + [
         "msearch",
         "msearch",
     ], names
-    assert [x.candidates.round_trips for x in results] == [3, 1, 1]
+    assert [x.candidates.round_trips for x in results] == [4, 1, 1]
     (_, first), (_, second) = backend.calls[-2:]
     assert [len(first), len(second)] == [2, 1]
     # each batch carries exactly the compiled bodies, in query order

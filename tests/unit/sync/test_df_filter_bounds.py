@@ -8,6 +8,7 @@ from conftest import DOCS
 from in_memory_backend import InMemoryBackend
 from sync_doubles import layout_properties
 
+from sira_seek.sira.df_bounds import ANALYZE_SENTINEL, term_doc_freq_bounds
 from sira_seek.sync.corpus_df_filter import CorpusDFFilter
 from sira_seek.sync.mapping import EnrichmentLayout
 
@@ -32,7 +33,7 @@ def test_a_bound_inflated_by_deleted_copies_is_counted_and_kept_on_the_live_coun
     for doc_id in ("d00", "d01", "d02", "d03"):
         index.edit(doc_id, text=f"ocean story {doc_id}")
         index.edit(doc_id, text=f"ocean tale {doc_id}")  # leaves a deleted copy with "ocean"
-    (bounds,) = index.term_doc_freq_bounds("idx", ["contents"], ["ocean"]).texts
+    (bounds,) = term_doc_freq_bounds(index, "idx", ["contents"], ["ocean"]).texts  # type: ignore[union-attr]
     assert bounds["contents"]["ocean"] == 8  # 4 live + 4 deleted copies: > tau * |C| = 4
     index.calls.clear()
     df = CorpusDFFilter(index, LAYOUT, tau=0.2, doc_count=20)
@@ -44,26 +45,26 @@ def test_a_bound_inflated_by_deleted_copies_is_counted_and_kept_on_the_live_coun
     assert verdicts["place7"].doc_freq_at_most == 1
     assert verdicts["brand new"].doc_freq_at_most == 0
     assert not verdicts["river"].kept and verdicts["river"].doc_freq == 16
-    (_, (fields, texts)), (name, counted) = index.calls
-    assert name == "live_doc_freqs" and texts == [
-        "ocean",
-        "place7",
-        "brand new",
-        "river",
-    ]
+    # the routing values, one analysis per analyzer, the bounds' one request, one live count
+    names = [name for name, _ in index.calls]
+    assert names == ["shard_routings", "analyze", "analyze", "term_vectors", "live_doc_freqs"]
+    (field, values) = index.calls[1][1]
+    assert values == ["ocean", "place7", "brand new", "river", ANALYZE_SENTINEL]
+    counted = index.calls[-1][1]
     # Only the windows of the two phrases the bounds left open, none bounded by 0.
     assert sorted(counted) == [("contents", "ocean"), ("contents", "river")]
-    assert df.round_trips == 2
+    assert df.round_trips == 4 + 1
 
 
 def test_no_count_at_all_when_every_bound_decides() -> None:
     index = InMemoryBackend(DOCS, properties=layout_properties())
     df = CorpusDFFilter(index, LAYOUT, tau=0.2, doc_count=20)
     verdicts = df.verdicts(["place3 story", "new words", "the"])
-    assert [name for name, _ in index.calls] == ["term_doc_freq_bounds"]
+    names = [name for name, _ in index.calls]
+    assert names == ["shard_routings", "analyze", "analyze", "term_vectors"]
     assert verdicts["place3 story"].kept and verdicts["place3 story"].doc_freq_at_most == 0
     assert verdicts["the"].reason == "no_terms"
-    assert df.round_trips == 1
+    assert df.round_trips == 4
 
 
 def test_without_bounds_every_window_is_counted_as_before() -> None:
@@ -72,7 +73,7 @@ def test_without_bounds_every_window_is_counted_as_before() -> None:
     df = CorpusDFFilter(index, LAYOUT, tau=0.2, doc_count=20)
     verdicts = df.verdicts(["place7", "river", "the"])
     assert [name for name, _ in index.calls] == [
-        "term_doc_freq_bounds",
+        "shard_routings",
         "analyze_terms",
         "live_doc_freqs",
     ]

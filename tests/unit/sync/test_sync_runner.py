@@ -46,9 +46,10 @@ def test_enriches_with_df_filter_and_keeps_sources(
     sync = doc["sira_sync"]
     assert sync["status"] == "enriched" and sync["model"] == "jsonl:e.jsonl"
     assert sync["source_hash"] == source_hash(DOCS["d03"], ["title", "text"])
-    # DF bounds for each of 3 pages, and one live count, on the first page: "river" (in
-    # every document) is the only phrase its bound leaves open, memoised afterwards.
-    assert report.df_round_trips == 3 + 1
+    # DF bounds for each of 3 pages (the routing look-up, one analysis, the one statistics
+    # request), and one live count, on the first page: "river" (in every document) is the
+    # only phrase its bound leaves open, memoised afterwards.
+    assert report.df_round_trips == 3 * 3 + 1
 
 
 def test_second_run_writes_nothing_and_edits_redo_only_those(

@@ -68,10 +68,12 @@ def test_df_filter_counts_live_documents_only_where_bounds_leave_it_open() -> No
     assert verdicts["river"].doc_freq == 16  # live docs d04..d19 only
     assert verdicts["ocean"].kept and verdicts["ocean"].doc_freq == 4
     assert verdicts["the"].reason == "no_terms"
-    assert [name for name, _ in index.calls] == ["term_doc_freq_bounds", "live_doc_freqs"]
-    assert df.round_trips == 2
+    # the routing values, one analysis per analyzer, the bounds' one request, one live count
+    names = [name for name, _ in index.calls]
+    assert names == ["shard_routings", "analyze", "analyze", "term_vectors", "live_doc_freqs"]
+    assert df.round_trips == 5
     df.verdicts(["place7", "river"])  # memoised: no new round trip
-    assert len(index.calls) == 2 and df.round_trips == 2
+    assert len(index.calls) == 5 and df.round_trips == 5
     long = CorpusDFFilter(index, layout, tau=0.2, doc_count=20, max_phrase_words=3)
     assert long.verdicts(["one two three four"])["one two three four"].reason == "too_long"
 
