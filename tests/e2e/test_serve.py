@@ -230,7 +230,7 @@ def test_health_and_openapi_docs(server: Server, engine: str) -> None:
     spec = server.http.get("/openapi.json").json()
     assert {"/search", "/ask", "/health"} <= set(spec["paths"])
     assert "post" in spec["paths"]["/search"] and "post" in spec["paths"]["/ask"]
-    assert set(spec["components"]["schemas"]["SearchRequest"]["properties"]) >= {
+    assert set(spec["components"]["schemas"]["SearchBody"]["properties"]) >= {
         "index", "query", "expansions", "k",
     }  # fmt: skip
     docs = server.http.get("/docs")

@@ -211,7 +211,7 @@ def test_the_worker_builds_the_service_the_parent_validated(
     big = client.post("/search", content=b"x" * 5000, headers=auth)
     assert big.status_code == 413
     spec = client.get("/openapi.json").json()
-    index = spec["components"]["schemas"]["SearchRequest"]["properties"]["index"]
+    index = spec["components"]["schemas"]["SearchBody"]["properties"]["index"]
     assert {"type": "string", "enum": ["wikimh", "docs"]} in index["anyOf"]
     assert client.get("/health", headers={**auth, "host": "evil.example"}).status_code == 400
     health = client.get("/health", headers=auth)

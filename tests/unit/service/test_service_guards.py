@@ -276,8 +276,8 @@ def test_blank_means_the_same_to_the_schema_the_service_and_every_front_end(
     """schemathesis found ``"\\x1e\\x1e\\x1e"``: valid for the old pattern ``\\S``, blank to
     ``str.strip``, so a schema-valid request was refused. Now one pattern decides."""
     schema = client.get("/openapi.json").json()["components"]["schemas"]
-    assert schema["SearchRequest"]["properties"]["query"]["pattern"] == NOT_BLANK_PATTERN
-    assert schema["AskRequest"]["properties"]["question"]["pattern"] == NOT_BLANK_PATTERN
+    assert schema["SearchBody"]["properties"]["query"]["pattern"] == NOT_BLANK_PATTERN
+    assert schema["AskBody"]["properties"]["question"]["pattern"] == NOT_BLANK_PATTERN
     blanks = _blank_characters()
     assert "\x1e" in blanks and "\ufeff" in blanks and "\x85" in blanks
     for char in blanks:

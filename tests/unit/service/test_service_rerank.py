@@ -81,14 +81,14 @@ def test_a_server_without_an_llm_refuses_a_rerank_and_says_so_in_its_schema() ->
         assert res.status_code == 422 and res.json()["detail"].startswith("body.rerank:")
         assert client.post("/search", json={**BODY, "rerank": 0}).status_code == 200
         schema = client.get("/openapi.json").json()
-    rerank = schema["components"]["schemas"]["SearchRequest"]["properties"]["rerank"]
+    rerank = schema["components"]["schemas"]["SearchBody"]["properties"]["rerank"]
     assert rerank["minimum"] == 0 and rerank["maximum"] == 0 and rerank["type"] == "integer"
 
 
 def test_the_schema_declares_the_bounds(llm: ScriptedLLMDouble) -> None:
     with _client(LLM) as client:
         schema = client.get("/openapi.json").json()
-    rerank = schema["components"]["schemas"]["SearchRequest"]["properties"]["rerank"]
+    rerank = schema["components"]["schemas"]["SearchBody"]["properties"]["rerank"]
     assert (rerank["type"], rerank["minimum"], rerank["maximum"], rerank["default"]) == (
         "integer",
         0,
