@@ -34,8 +34,9 @@ from sira_seek.llm.request import LLMRequest
 
 from .baselines.iter_retgen_prompts import IterRetGenPrompts
 from .baselines.rewoo_prompts import ReWOOPrompts, ReWOOSequentialPrompts, SolvedStep
+from .baselines.vanilla_prompts import VanillaPrompts
 from .context_fit import FIT_ROUNDS, scaled_settings
-from .prompts import MIN_DOC_SHARE, SectionSearch, make_prompts, render_docs
+from .prompts import MIN_DOC_SHARE, SectionSearch, make_prompts
 from .settings import SeekSettings
 from .sketch import SteeringSketch
 
@@ -124,11 +125,11 @@ def largest_prompt(
         return rewoo(s, style).solve(question, steps), s.rewoo_max_steps
     if s.method == "iter-retgen":
         return IterRetGenPrompts(s, style).generate(question, []), 1
-    prompts = make_prompts(style, s)
     if s.method == "vanilla-llm":
-        return prompts.answer(question, None, "documents"), 0
+        return VanillaPrompts(s, style).answer(question, None), 0
     if s.method == "vanilla-rag":
-        return prompts.answer(question, render_docs([], s), "documents"), 1
+        return VanillaPrompts(s, style).answer(question, []), 1
+    prompts = make_prompts(style, s)
     context = prompts.render_sketch(SteeringSketch.from_headings(question, ["-"]))
     if s.variant == "parallel":
         sections = [SectionSearch("", "", [])] * s.max_gists

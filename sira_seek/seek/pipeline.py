@@ -28,6 +28,7 @@ from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMResponse
 
 from .baselines import BASELINE_METHODS, BaselineMethod, make_baseline
+from .baselines.vanilla_prompts import VanillaPrompts
 from .context_budget import PromptBudget, fit_budget
 from .context_fit import (
     FIT_ROUNDS,
@@ -212,11 +213,8 @@ class SeekPipeline:
             return await self.baseline.answer(question)
         run = _QuestionRun(question, self.settings)
         s = self.settings
-        if s.method == "vanilla-llm":
-            await self._final_answer(run, None, "documents")
-        elif s.method == "vanilla-rag":
-            docs = await self._retrieve(run, question.question, None)
-            await self._final_answer(run, render_docs(docs, s), "documents")
+        if s.method in ("vanilla-llm", "vanilla-rag"):
+            await self._vanilla_answer(run)
         elif s.variant == "no-init":
             await self._without_initialisation(run)
         else:
@@ -356,12 +354,29 @@ class SeekPipeline:
         response = await self._generate(run, "evidence", request)
         return clean_evidence(response.text, max_chars=self.settings.slot_chars)
 
+    async def _vanilla_answer(self, run: _QuestionRun) -> None:
+        """Vanilla LLM (closed-book) or vanilla RAG (one search of the question), asked with
+        their own prompts (`VanillaPrompts`), which say nothing of SEEK's method."""
+        docs = None
+        if self.settings.method == "vanilla-rag":
+            docs = await self._retrieve(run, run.q.question, None)
+        request = VanillaPrompts(self.settings, self.style).answer(run.q.question, docs)
+        context = None if docs is None else render_docs(docs, self.settings)
+        await self._final_answer(run, context, "documents", request)
+
     async def _final_answer(
-        self, run: _QuestionRun, context: str | None, kind: ContextKind
+        self,
+        run: _QuestionRun,
+        context: str | None,
+        kind: ContextKind,
+        request: LLMRequest | None = None,
     ) -> None:
-        response = await self._generate(
-            run, "answer", self.prompts.answer(run.q.question, context, kind)
-        )
+        """The answer call: SEEK's answer prompt over ``context`` unless ``request`` (a
+        baseline's own) is given; the context is kept on the result either way (DIG)."""
+        if request is None:
+            assert context is not None  # only vanilla LLM answers without knowledge
+            request = self.prompts.answer(run.q.question, context, kind)
+        response = await self._generate(run, "answer", request)
         raw = response.text
         if self.prompts.style == "fewshot":
             raw = "<answer>" + raw  # the prompt ended with the opening tag

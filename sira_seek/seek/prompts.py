@@ -83,7 +83,10 @@ class SeekPrompts(Protocol):
         self, question: str, sub_query: str, docs: Sequence[RetrievedDoc], page: str, target: str
     ) -> LLMRequest: ...
 
-    def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest: ...
+    def answer(self, question: str, context: str, kind: ContextKind) -> LLMRequest:
+        """SEEK's final answer over its knowledge. Closed-book answers (vanilla LLM) are not
+        SEEK's: `baselines.vanilla_prompts` asks them without SEEK's wording."""
+        ...
 
 
 class SectionSearch(NamedTuple):

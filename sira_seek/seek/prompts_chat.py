@@ -170,15 +170,15 @@ class ChatSeekPrompts(SamplingMixin):
         )
         return self._request(user, max_tokens=self.settings.rewrite_max_tokens)
 
-    def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest:
-        known = f"{_CONTEXT_LABEL[kind]}:\n{context}\n\n" if context is not None else ""
+    def answer(self, question: str, context: str, kind: ContextKind) -> LLMRequest:
         source = (
             "the material above, and your own knowledge where it is silent"
             if context
-            else ("your own knowledge")
+            else "your own knowledge"
         )
         user = (
-            f"{known}Question: {question}\n\nUsing {source}, reason in at most three sentences, "
-            "then give the final answer (a few words, or yes/no) as <answer>...</answer>."
+            f"{_CONTEXT_LABEL[kind]}:\n{context}\n\nQuestion: {question}\n\nUsing {source}, "
+            "reason in at most three sentences, then give the final answer (a few words, or "
+            "yes/no) as <answer>...</answer>."
         )
         return self._request(user, max_tokens=self.settings.answer_max_tokens, stop=("</answer>",))

@@ -98,13 +98,6 @@ _ANSWER_SHOTS = (
     "Answer: <answer>no</answer>\n\n"
 )
 
-_CLOSED_BOOK_SHOTS = (
-    "Question: In which country was the director of the film Jaws born?\n"
-    "Answer: <answer>United States</answer>\n\n"
-    "Question: Are Lake Tahoe and Crater Lake in the same state?\n"
-    "Answer: <answer>no</answer>\n\n"
-)
-
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
@@ -247,12 +240,9 @@ class FewShotSeekPrompts(SamplingMixin):
             prompt, max_tokens=self.settings.rewrite_max_tokens, stop=("###", "\n\n")
         )
 
-    def answer(self, question: str, context: str | None, kind: ContextKind) -> LLMRequest:
-        if context is None:
-            prompt = _answer_prompt(_CLOSED_BOOK_SHOTS, question, "")
-        else:
-            shots, knowledge = _knowledge_answer_parts(context, kind)
-            prompt = _answer_prompt(shots, question, knowledge)
+    def answer(self, question: str, context: str, kind: ContextKind) -> LLMRequest:
+        shots, knowledge = _knowledge_answer_parts(context, kind)
+        prompt = _answer_prompt(shots, question, knowledge)
         return self._request(
             prompt, max_tokens=self.settings.answer_max_tokens, stop=("</answer>", "\n")
         )
@@ -265,9 +255,11 @@ class FewShotSeekPrompts(SamplingMixin):
 
         The first is the answer prompt the method's knowledge gets (`answer`); the second is
         the same text with that block left out: the same demonstrations (which show their
-        notes), the same question, the same ``Answer: <answer>``. The closed-book prompt of
-        `answer` is not used: its demonstrations differ too, and their difference would count
-        as the knowledge's.
+        notes), the same question, the same ``Answer: <answer>``. Vanilla LLM's closed-book
+        prompt (`baselines.vanilla_prompts`) is not used: its demonstrations differ too, and
+        their difference would count as the knowledge's. Every method's knowledge is scored
+        with this one template (vanilla RAG's included, whose own answer prompt differs), so
+        DIG compares the knowledge, not the methods' prompts.
         """
         shots, knowledge = _knowledge_answer_parts(context, kind)
         return _answer_prompt(shots, question, knowledge), _answer_prompt(shots, question, "")

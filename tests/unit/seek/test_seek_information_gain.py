@@ -27,6 +27,7 @@ from sira_seek.llm.scoring import (
 )
 from sira_seek.metrics.information_gain import DigParameters
 from sira_seek.metrics.seek_diagnostics import seek_diagnostics
+from sira_seek.seek.baselines.vanilla_prompts import VanillaPrompts
 from sira_seek.seek.information_gain import information_gains, scored_gold
 from sira_seek.seek.prompts_fewshot import FewShotSeekPrompts
 from sira_seek.seek.results import SeekResult
@@ -155,7 +156,7 @@ def test_the_two_prompts_differ_only_by_the_knowledge() -> None:
         shots = informed[: informed.index(f"Question: {question}")]
         assert closed.startswith(shots) and f"{label}:\n- Director of the film Jaws" in shots
         assert closed == f"{shots}Question: {question}\nAnswer: <answer>"
-        assert closed != prompts.answer(question, None, kind).prompt
+        assert closed != VanillaPrompts(SeekSettings(), "fewshot").answer(question, None).prompt
 
 
 def test_one_gold_answer_is_scored_on_both_sides() -> None:

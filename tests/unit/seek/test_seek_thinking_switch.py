@@ -27,7 +27,7 @@ from sira_seek.llm.openai_http import (  # noqa: E402
     OpenAICompatibleClient,
     takes_template_kwargs,
 )
-from sira_seek.seek.prompts_chat import ChatSeekPrompts  # noqa: E402
+from sira_seek.seek.baselines.vanilla_prompts import VanillaPrompts  # noqa: E402
 from sira_seek.seek.prompts_fewshot import FewShotSeekPrompts  # noqa: E402
 from sira_seek.seek.settings import SeekSettings  # noqa: E402
 
@@ -39,7 +39,7 @@ def _bodies(stub: StubOpenAIServer) -> list[dict[str, Any]]:
 
 
 def _send(settings: SeekSettings, owned_by: str = "stub") -> dict[str, Any]:
-    request = ChatSeekPrompts(settings).answer("Capital of France?", None, "documents")
+    request = VanillaPrompts(settings, "chat").answer("Capital of France?", None)
     models = [{"id": "stub-model", "owned_by": owned_by}]
 
     async def go() -> None:
@@ -82,7 +82,7 @@ def test_openai_hosts_are_recognised_by_name() -> None:
 
 def test_completion_prompts_carry_no_template_variables() -> None:
     # Few-shot prompts are raw completions for base models: no chat template to switch.
-    request = FewShotSeekPrompts(SeekSettings()).answer("q?", None, "documents")
+    request = FewShotSeekPrompts(SeekSettings()).answer("q?", "- a: b", "documents")
     assert request.prompt is not None and request.chat_template_kwargs is None
 
 
