@@ -1,11 +1,11 @@
 """What the three framework retrievers share: the options, the client, and ranked passages.
 
-Each framework adapter (LangChain, LlamaIndex, Haystack) only converts ``Passage`` objects into
-its own document type. The ranking itself is ``SiraSeek.search``, the call behind
-``sira-seek search``: there is no second query builder here, so a retriever returns the hits,
-in the order and with the scores, that the command line prints for the same query and
-expansions. The facade returns titles only (the CLI never needs the passages), so the texts
-come from one ``ids`` look-up per query, which cannot change the ranking.
+Each framework adapter (LangChain, LlamaIndex, Haystack) only converts ``RetrievedPassage``
+objects into its own document type. The ranking itself is ``SiraSeek.search``, the call behind
+``sira-seek search``: there is no second query builder here, so a retriever returns the hits, in
+the order and with the scores, that the command line prints for the same query and expansions.
+The facade returns titles only (the CLI never needs the passages), so the texts come from one
+``ids`` look-up per query, which cannot change the ranking.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class RetrievalOptions(BaseModel):
 
 
 @dataclass(frozen=True)
-class Passage:
+class RetrievedPassage:
     """One ranked hit with its passage text, before it becomes a framework document."""
 
     id: str
@@ -162,7 +162,7 @@ def open_client(client: SiraSeek | None, url: str | None) -> tuple[SiraSeek, boo
 
 def search_passages(
     client: SiraSeek, options: RetrievalOptions, query: str, *, query_id: str | None = None
-) -> tuple[SiraResult, list[Passage]]:
+) -> tuple[SiraResult, list[RetrievedPassage]]:
     """``SiraSeek.search`` with ``options``, plus each hit's text from one ``ids`` look-up."""
     result = client.search(
         query,
@@ -180,7 +180,7 @@ def search_passages(
     texts = _passage_texts(client, options.index, [hit.id for hit in result.hits])
     fell_back = fell_back_to_bm25(options.method, result)
     passages = [
-        Passage(
+        RetrievedPassage(
             id=hit.id,
             score=hit.score,
             rank=rank,

@@ -1,7 +1,7 @@
 """A Haystack retriever component over sira-seek: BM25 or SIRA on your Elasticsearch/OpenSearch
 index.
 
-Install with ``pip install 'sira-seek[haystack]'``. ``SiraSeekRetriever`` is a Haystack
+Install with ``pip install 'sira-seek[haystack]'``. ``SiraSeekHaystackRetriever`` is a Haystack
 component (``run`` and ``run_async``, so it works in ``Pipeline`` and ``AsyncPipeline``) with
 two outputs: ``documents``, one ``Document`` per hit (``id`` is the corpus ``_id``,
 ``content`` the passage, ``score`` the BM25/SIRA score, and ``meta`` holds ``id``, ``score``,
@@ -28,20 +28,26 @@ from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
-from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
+from ._common import (
+    RetrievalOptions,
+    RetrievedPassage,
+    missing_framework,
+    open_client,
+    search_passages,
+)
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
 except ImportError as exc:  # the extra is optional: say which one to install
     raise missing_framework("haystack", "haystack-ai", "haystack") from exc
 
-__all__ = ["SiraSeekRetriever"]
+__all__ = ["SiraSeekHaystackRetriever"]
 
 logger = logging.getLogger(__name__)
 
 
 @component
-class SiraSeekRetriever:
+class SiraSeekHaystackRetriever:
     """Haystack component: ``SiraSeek.search`` (BM25 or SIRA), one ``Document`` per hit.
 
     Give ``client`` (a ``sira_seek.connect()`` object, which stays yours to close; such a
@@ -99,13 +105,13 @@ class SiraSeekRetriever:
     def to_dict(self) -> dict[str, Any]:
         if self._given_client is not None:
             raise TypeError(
-                "a SiraSeekRetriever built around a SiraSeek object cannot be serialised: "
+                "a SiraSeekHaystackRetriever built around a SiraSeek object cannot be serialised: "
                 "build it with url= (credentials come from SIRA_SEEK_* when it warms up)"
             )
         return default_to_dict(self, url=self.url, **self.options.to_init_kwargs())
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SiraSeekRetriever":
+    def from_dict(cls, data: dict[str, Any]) -> "SiraSeekHaystackRetriever":
         return default_from_dict(cls, data)
 
     # -- retrieval -----------------------------------------------------------------------------
@@ -133,7 +139,7 @@ class SiraSeekRetriever:
         return RetrievalOptions.model_validate({**self.options.model_dump(), "k": top_k})
 
 
-def _document(passage: Passage) -> Document:
+def _document(passage: RetrievedPassage) -> Document:
     return Document(
         id=passage.id, content=passage.text, meta=passage.metadata(), score=passage.score
     )

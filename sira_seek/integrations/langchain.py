@@ -1,10 +1,10 @@
 """A LangChain retriever over sira-seek: BM25 or SIRA on your Elasticsearch/OpenSearch index.
 
-Install with ``pip install 'sira-seek[langchain]'``. ``SiraSeekRetriever`` is a langchain-core
-``BaseRetriever``, so it works wherever LangChain takes a retriever (``invoke``, ``ainvoke``,
-``batch``, chains). Each ``Document`` holds the passage text as ``page_content``, the corpus
-``_id`` as ``id``, and ``id``, ``score``, ``rank``, ``title``, ``index``, ``method`` and
-``matched_queries`` in ``metadata``; the ranking is exactly ``sira-seek search``'s.
+Install with ``pip install 'sira-seek[langchain]'``. ``SiraSeekLangChainRetriever`` is a
+langchain-core ``BaseRetriever``, so it works wherever LangChain takes a retriever (``invoke``,
+``ainvoke``, ``batch``, chains). Each ``Document`` holds the passage text as ``page_content``,
+the corpus ``_id`` as ``id``, and ``id``, ``score``, ``rank``, ``title``, ``index``, ``method``
+and ``matched_queries`` in ``metadata``; the ranking is exactly ``sira-seek search``'s.
 
 Expansions keyed by query id are reached with ``retriever.invoke(text, query_id="q1")``;
 ``retriever.invoke(text, k=3)`` overrides ``k`` for one call. Fields set after construction
@@ -27,7 +27,13 @@ from sira_seek.sira.settings import Task
 from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.sira_setup import RetrievalMethod
 
-from ._common import Passage, RetrievalOptions, missing_framework, open_client, search_passages
+from ._common import (
+    RetrievalOptions,
+    RetrievedPassage,
+    missing_framework,
+    open_client,
+    search_passages,
+)
 
 try:
     from langchain_core.callbacks import (
@@ -39,10 +45,10 @@ try:
 except ImportError as exc:  # the extra is optional: say which one to install
     raise missing_framework("langchain", "langchain-core", "langchain") from exc
 
-__all__ = ["SiraSeekRetriever"]
+__all__ = ["SiraSeekLangChainRetriever"]
 
 
-class SiraSeekRetriever(BaseRetriever):
+class SiraSeekLangChainRetriever(BaseRetriever):
     """LangChain retriever: ``SiraSeek.search`` (BM25 or SIRA), one ``Document`` per hit.
 
     Give ``client`` (a ``sira_seek.connect()`` object, which stays yours to close) or ``url``
@@ -68,7 +74,7 @@ class SiraSeekRetriever(BaseRetriever):
     _owns_client: bool = PrivateAttr(default=False)
 
     @model_validator(mode="after")
-    def _connect(self) -> SiraSeekRetriever:
+    def _connect(self) -> SiraSeekLangChainRetriever:
         # Validate the options before connecting, so a typo fails without a network call.
         self._options_for(None)
         self._client, self._owns_client = open_client(self.client, self.url)
@@ -77,7 +83,7 @@ class SiraSeekRetriever(BaseRetriever):
     def __setattr__(self, name: str, value: Any) -> None:
         if name in ("client", "url") and "_client" in (self.__pydantic_private__ or {}):
             raise AttributeError(
-                f"{name} cannot change after construction: build a new SiraSeekRetriever"
+                f"{name} cannot change after construction: build a new SiraSeekLangChainRetriever"
             )
         super().__setattr__(name, value)
 
@@ -132,5 +138,5 @@ class SiraSeekRetriever(BaseRetriever):
         return [_document(p) for p in passages]
 
 
-def _document(passage: Passage) -> Document:
+def _document(passage: RetrievedPassage) -> Document:
     return Document(id=passage.id, page_content=passage.text, metadata=passage.metadata())

@@ -1,6 +1,6 @@
 """A LlamaIndex retriever over sira-seek: BM25 or SIRA on your Elasticsearch/OpenSearch index.
 
-Install with ``pip install 'sira-seek[llamaindex]'``. ``SiraSeekRetriever`` is a
+Install with ``pip install 'sira-seek[llamaindex]'``. ``SiraSeekLlamaIndexRetriever`` is a
 llama-index-core ``BaseRetriever`` (``retrieve``/``aretrieve``, usable in a
 ``RetrieverQueryEngine``). Each hit is a ``NodeWithScore`` around a ``TextNode`` whose
 ``id_`` is the corpus ``_id`` and whose ``text`` is the passage; ``metadata`` holds ``id``,
@@ -24,8 +24,8 @@ from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
 
 from ._common import (
     METADATA_KEYS,
-    Passage,
     RetrievalOptions,
+    RetrievedPassage,
     missing_framework,
     open_client,
     search_passages,
@@ -38,13 +38,13 @@ try:
 except ImportError as exc:  # the extra is optional: say which one to install
     raise missing_framework("llamaindex", "llama-index-core", "llamaindex") from exc
 
-__all__ = ["SiraSeekRetriever"]
+__all__ = ["SiraSeekLlamaIndexRetriever"]
 
 #: Metadata kept out of the text LlamaIndex hands to an LLM or an embedding model.
 HIDDEN_METADATA: Sequence[str] = tuple(key for key in METADATA_KEYS if key != "title")
 
 
-class SiraSeekRetriever(BaseRetriever):
+class SiraSeekLlamaIndexRetriever(BaseRetriever):
     """LlamaIndex retriever: ``SiraSeek.search`` (BM25 or SIRA), one ``NodeWithScore`` per hit.
 
     Give ``client`` (a ``sira_seek.connect()`` object, which stays yours to close) or ``url``
@@ -99,7 +99,7 @@ class SiraSeekRetriever(BaseRetriever):
         return [_node(p) for p in passages]
 
 
-def _node(passage: Passage) -> NodeWithScore:
+def _node(passage: RetrievedPassage) -> NodeWithScore:
     node = TextNode(
         id_=passage.id,
         text=passage.text,

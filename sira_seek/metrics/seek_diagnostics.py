@@ -63,7 +63,7 @@ run here can be compared with its claims:
   their scores are not those of full-length evidence.
 * **gists per question** -- the sketch's gist count (methods without a sketch are left out),
   with its distribution (the paper plots how many gists each model chose, A.10).
-* **seconds per question** -- each question's wall time (`Timings.total_s`). In a batch,
+* **seconds per question** -- each question's wall time (`AnswerTimings.total_s`). In a batch,
   questions overlap, so the amortised figure (run wall time / questions) is reported too.
 * **LLM cost** -- not an analysis of the paper's, the price beside its accuracy: LLM calls,
   prompt and completion tokens and rounds per question (`cost`, `sira_seek.metrics.llm_cost`),

@@ -18,7 +18,14 @@ if TYPE_CHECKING:
     from .output_parsing import clean_evidence, clean_subquery, extract_answer
     from .pipeline import RetrieverRequiredError, SeekPipeline
     from .questions import QAFileError, read_questions
-    from .results import QuestionInput, QuestionUsage, SeekResult, StageUsage, SubQueryStep, Timings
+    from .results import (
+        AnswerTimings,
+        QuestionInput,
+        QuestionUsage,
+        SeekResult,
+        StageUsage,
+        SubQueryStep,
+    )
     from .retrieval import BM25Retriever, RetrievedDoc, Retriever, SiraDocumentRetriever
     from .settings import METHODS, VARIANTS, SeekSettings, resolve_prompt_style
     from .sketch import Gist, SteeringSketch, fallback_sketch, parse_sketch, try_parse_sketch
@@ -45,7 +52,7 @@ __all__ = [
     "StageUsage",
     "SteeringSketch",
     "SubQueryStep",
-    "Timings",
+    "AnswerTimings",
     "clean_evidence",
     "clean_subquery",
     "extract_answer",
@@ -90,7 +97,7 @@ _EXPORTS = {
         "SeekResult",
         "StageUsage",
         "SubQueryStep",
-        "Timings",
+        "AnswerTimings",
     ),
     ".retrieval": (
         "BM25Retriever",

@@ -138,7 +138,7 @@ class SketchUpdate(BaseModel):
     )
 
 
-class Timings(BaseModel):
+class AnswerTimings(BaseModel):
     """Wall-clock seconds; stages overlap with other questions' work when run in a batch."""
 
     total_s: float = 0.0
@@ -188,7 +188,7 @@ class SeekResult(BaseModel):
         "asked again with shorter evidence (sira_seek.seek.context_fit)",
     )
     usage: QuestionUsage = Field(default_factory=QuestionUsage)
-    timings: Timings = Field(default_factory=Timings)
+    timings: AnswerTimings = Field(default_factory=AnswerTimings)
     error: str | None = None
     error_traceback: str | None = Field(
         default=None,

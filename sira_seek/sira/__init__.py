@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .keyword_parsing import ParsedEnrichment, parse_enrichment
     from .prompts import enrichment_request
     from .rerank import LLMReranker
-    from .results import SiraHit, SiraResult, Timings, dev_tools_request
+    from .results import SearchTimings, SiraHit, SiraResult, dev_tools_request
     from .retriever import EmptyQueryError, SiraRetriever
     from .settings import SiraSettings
     from .weighted_query import CategoryClause, TextClause, WeightedQuery
@@ -52,7 +52,7 @@ __all__ = [
     "SiraRetriever",
     "SiraSettings",
     "TextClause",
-    "Timings",
+    "SearchTimings",
     "WeightedQuery",
     "dev_tools_request",
     "enrichment_request",
@@ -98,7 +98,7 @@ _EXPORTS = {
     ".results": (
         "SiraHit",
         "SiraResult",
-        "Timings",
+        "SearchTimings",
         "dev_tools_request",
     ),
     ".retriever": (

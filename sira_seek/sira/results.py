@@ -22,7 +22,7 @@ class SiraHit(BaseModel):
     rerank_score: float | None = None
 
 
-class Timings(BaseModel):
+class SearchTimings(BaseModel):
     """Milliseconds per stage; ``engine_ms`` is what the cluster work costs (no LLM)."""
 
     expansion_ms: float = 0.0
@@ -67,7 +67,7 @@ class SiraResult(BaseModel):
     expansion: Expansion
     candidates: CandidateTable
     categories: list[CategoryDecision] = Field(default_factory=list)
-    timings: Timings = Field(default_factory=Timings)
+    timings: SearchTimings = Field(default_factory=SearchTimings)
     llm_calls: list[LLMCall] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     fell_back_to_bm25: bool = Field(

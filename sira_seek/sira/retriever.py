@@ -24,7 +24,7 @@ from .expansions import Expansion, GeneratedText, QueryExpander, QueryInput
 from .index_profile import IndexProfile, read_index_profile
 from .keyword_parsing import clean_phrases
 from .rerank import LLMReranker, unusable_note
-from .results import SiraHit, SiraResult, Timings
+from .results import SearchTimings, SiraHit, SiraResult
 from .settings import SiraSettings
 from .weighted_query import (
     GENERATED_NAME,
@@ -47,7 +47,7 @@ class _Staged(NamedTuple):
     table: CandidateTable
     categories: list[CategoryDecision]
     query: WeightedQuery
-    timings: Timings
+    timings: SearchTimings
 
 
 class EmptyQueryError(InputError):
@@ -217,7 +217,7 @@ class SiraRetriever:
         return GeneratedText(method=expansion.generated.method, text=kept)
 
     def _ground(
-        self, text: str, expansion: Expansion, timings: Timings
+        self, text: str, expansion: Expansion, timings: SearchTimings
     ) -> tuple[CandidateTable, list[CategoryDecision]]:
         phrases = clean_phrases(expansion.phrases)
         table = self.checker.check(phrases, query=text)
@@ -245,7 +245,7 @@ class SiraRetriever:
         categories: list[CategoryDecision],
         wq: WeightedQuery,
         found: SearchResult,
-        timings: Timings,
+        timings: SearchTimings,
     ) -> SiraResult:
         body = wq.to_dict()
         derived = None if wq.group_names else DerivedParts.of(body["query"])
@@ -317,7 +317,7 @@ class SiraRetriever:
         """
         prepared, notes = self._prepare(text)
         query = QueryInput(text=prepared, id=query_id)
-        timings = Timings()
+        timings = SearchTimings()
         if phrases is not None or categories:
             expansion = Expansion(
                 phrases=list(phrases or []), categories=list(categories), source=phrase_source
@@ -363,7 +363,7 @@ class SiraRetriever:
         expansions, per_query_llm_ms = self._expand(inputs, on_progress)
         staged: list[_Staged] = []
         for query, (text, notes), expansion in zip(inputs, prepared, expansions, strict=True):
-            timings = Timings(expansion_ms=per_query_llm_ms)
+            timings = SearchTimings(expansion_ms=per_query_llm_ms)
             table, decisions = self._ground(text, expansion, timings)
             wq = self.compile(text, table, decisions, self._generated(text, expansion, notes))
             staged.append(_Staged(query, text, notes, expansion, table, decisions, wq, timings))

@@ -195,9 +195,9 @@ def test_langchain_returns_the_cli_ranking_as_documents(
 ) -> None:
     from langchain_core.documents import Document
 
-    from sira_seek.integrations.langchain import SiraSeekRetriever
+    from sira_seek.integrations.langchain import SiraSeekLangChainRetriever
 
-    retriever = SiraSeekRetriever(url=url, index=index, **options(method, by_text))
+    retriever = SiraSeekLangChainRetriever(url=url, index=index, **options(method, by_text))
     try:
         for q in questions:
             want = cli_hits(cli_search(method, q))
@@ -228,9 +228,9 @@ def test_langchain_query_id_reaches_expansions_keyed_by_id(
 ) -> None:
     """The shared file is keyed by ``_id`` only: without the id the text finds no entry and
     the search is plain BM25, with it the search is the CLI's ``--id`` SIRA search."""
-    from sira_seek.integrations.langchain import SiraSeekRetriever
+    from sira_seek.integrations.langchain import SiraSeekLangChainRetriever
 
-    retriever = SiraSeekRetriever(
+    retriever = SiraSeekLangChainRetriever(
         client=sk, index=index, k=K, method="sira", expansions=wikimh_dir / STRONG
     )
     q = questions[0]
@@ -242,9 +242,9 @@ def test_langchain_query_id_reaches_expansions_keyed_by_id(
 
 
 def test_langchain_sira_without_a_phrase_source_is_a_clear_error(sk: SiraSeek, index: str) -> None:
-    from sira_seek.integrations.langchain import SiraSeekRetriever
+    from sira_seek.integrations.langchain import SiraSeekLangChainRetriever
 
-    retriever = SiraSeekRetriever(client=sk, index=index, method="sira")
+    retriever = SiraSeekLangChainRetriever(client=sk, index=index, method="sira")
     with pytest.raises(ValueError, match="needs candidate phrases"):
         retriever.invoke("anything")
 
@@ -262,9 +262,9 @@ def test_llamaindex_returns_the_cli_ranking_as_scored_nodes(
 ) -> None:
     from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
-    from sira_seek.integrations.llamaindex import SiraSeekRetriever
+    from sira_seek.integrations.llamaindex import SiraSeekLlamaIndexRetriever
 
-    retriever = SiraSeekRetriever(client=sk, index=index, **options(method, by_text))
+    retriever = SiraSeekLlamaIndexRetriever(client=sk, index=index, **options(method, by_text))
     for q in questions:
         want = cli_hits(cli_search(method, q))
         nodes = retriever.retrieve(q.text)
@@ -297,9 +297,9 @@ def test_haystack_pipeline_returns_the_cli_ranking_and_its_result(
 ) -> None:
     from haystack import Document, Pipeline
 
-    from sira_seek.integrations.haystack import SiraSeekRetriever
+    from sira_seek.integrations.haystack import SiraSeekHaystackRetriever
 
-    component = SiraSeekRetriever(url=url, index=index, **options(method, by_text))
+    component = SiraSeekHaystackRetriever(url=url, index=index, **options(method, by_text))
     pipeline = Pipeline()
     pipeline.add_component("retriever", component)
     try:
@@ -341,18 +341,19 @@ def test_haystack_pipeline_round_trips_through_yaml(
     """A saved pipeline holds the options and the URL, no secret, and runs the same search."""
     from haystack import Pipeline
 
-    from sira_seek.integrations.haystack import SiraSeekRetriever
+    from sira_seek.integrations.haystack import SiraSeekHaystackRetriever
 
     pipeline = Pipeline()
     pipeline.add_component(
-        "retriever", SiraSeekRetriever(url=url, index=index, **options("sira", by_text), tau=0.1)
+        "retriever",
+        SiraSeekHaystackRetriever(url=url, index=index, **options("sira", by_text), tau=0.1),
     )
     saved = pipeline.dumps()
     assert url in saved and "api_key" not in saved and "password" not in saved
     # Haystack 3 loads only the classes of modules the caller trusts.
     loaded = Pipeline.loads(saved, allowed_modules=["sira_seek.integrations.haystack"])
     component = loaded.get_component("retriever")
-    assert isinstance(component, SiraSeekRetriever)
+    assert isinstance(component, SiraSeekHaystackRetriever)
     assert component.options.model_dump() == {
         "index": index,
         "k": K,
@@ -362,6 +363,7 @@ def test_haystack_pipeline_round_trips_through_yaml(
         "tau": 0.1,
         "weight": None,
         "task": None,
+        "on_llm_failure": "error",
     }
     try:
         q = questions[1]
@@ -372,12 +374,12 @@ def test_haystack_pipeline_round_trips_through_yaml(
 
 
 def test_haystack_component_around_a_client_refuses_to_serialise(sk: SiraSeek, index: str) -> None:
-    from sira_seek.integrations.haystack import SiraSeekRetriever
+    from sira_seek.integrations.haystack import SiraSeekHaystackRetriever
 
     with pytest.raises(TypeError, match="build it with url="):
-        SiraSeekRetriever(client=sk, index=index).to_dict()
+        SiraSeekHaystackRetriever(client=sk, index=index).to_dict()
     with pytest.raises(ValueError, match="either client= or url="):
-        SiraSeekRetriever(client=sk, url="http://127.0.0.1:9", index=index)
+        SiraSeekHaystackRetriever(client=sk, url="http://127.0.0.1:9", index=index)
 
 
 # -- the extras -----------------------------------------------------------------------------

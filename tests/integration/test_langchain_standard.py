@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from sira_seek.integrations.langchain import SiraSeekRetriever
+from sira_seek.integrations.langchain import SiraSeekLangChainRetriever
 
 pytestmark = pytest.mark.integration
 
@@ -31,8 +31,8 @@ class TestBM25StandardRetriever(RetrieversIntegrationTests):
         }
 
     @property
-    def retriever_constructor(self) -> type[SiraSeekRetriever]:
-        return SiraSeekRetriever
+    def retriever_constructor(self) -> type[SiraSeekLangChainRetriever]:
+        return SiraSeekLangChainRetriever
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
@@ -58,7 +58,7 @@ class TestSiraStandardRetriever(TestBM25StandardRetriever):
         }
 
     def test_the_expansions_are_used_not_a_silent_bm25_fallback(self) -> None:
-        retriever = SiraSeekRetriever(**self._params)
+        retriever = SiraSeekLangChainRetriever(**self._params)
         docs = retriever.invoke(QUERY)
         assert docs and all(d.metadata["method"] == "sira" for d in docs)
         assert not any(d.metadata["fell_back_to_bm25"] for d in docs)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from sira_seek.inspection.from_results import record_from_seek
-from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
+from sira_seek.seek.results import AnswerTimings, SeekResult, SubQueryStep
 from sira_seek.seek.sketch import Gist, SteeringSketch
 
 
@@ -17,7 +17,7 @@ def test_seek_record_keeps_sketch_subqueries_and_unique_hits() -> None:
             SubQueryStep(gist_index=0, sub_query="a b", retrieved_ids=["d1", "d2"]),
             SubQueryStep(gist_index=1, sub_query="c", retrieved_ids=["d2", "d3"]),
         ],
-        timings=Timings(total_s=2.0, llm_s=1.5, retrieval_s=0.1),
+        timings=AnswerTimings(total_s=2.0, llm_s=1.5, retrieval_s=0.1),
     )
     doc = record_from_seek(result, index="idx").to_document()
     assert doc["kind"] == "seek_question" and doc["method"] == "seek:sequential"

@@ -9,7 +9,7 @@ from sira_seek.metrics.information_gain import AnswerGain, DigParameters, Inform
 from sira_seek.metrics.run_record import RunRecord
 from sira_seek.metrics.seek_diagnostics import QuestionTrace, SeekDiagnostics, seek_diagnostics
 from sira_seek.reporting.html_report import render_report, render_seek_report
-from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
+from sira_seek.seek.results import AnswerTimings, SeekResult, SubQueryStep
 from sira_seek.seek.sketch import SteeringSketch
 
 
@@ -23,7 +23,7 @@ def _diagnostics() -> SeekDiagnostics:
             SubQueryStep(gist_index=0, sub_query="alpha beta", retrieved_ids=["a", "b"]),
             SubQueryStep(gist_index=1, sub_query="beta gamma", retrieved_ids=["b", "c"]),
         ],
-        timings=Timings(total_s=2.5),
+        timings=AnswerTimings(total_s=2.5),
     )
     return seek_diagnostics([result.trace()], {"q1": {"c": 1}}, passages={"a": "x", "b": "y"})
 

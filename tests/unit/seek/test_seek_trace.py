@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sira_seek.metrics.seek_diagnostics import QuestionTrace, StepTrace, seek_diagnostics
-from sira_seek.seek.results import SeekResult, SubQueryStep, Timings
+from sira_seek.seek.results import AnswerTimings, SeekResult, SubQueryStep
 from sira_seek.seek.sketch import SteeringSketch
 
 
@@ -21,7 +21,7 @@ def test_a_result_traces_its_steps_gists_time_and_failure() -> None:
             SubQueryStep(gist_index=0, sub_query="alpha", retrieved_ids=["a", "b"]),
             SubQueryStep(gist_index=1, sub_query="  ", retrieved_ids=[], malformed=True),
         ],
-        timings=Timings(total_s=2.5, llm_s=2.0),
+        timings=AnswerTimings(total_s=2.5, llm_s=2.0),
     )
     assert result.trace() == QuestionTrace(
         id="q1",
