@@ -8,6 +8,7 @@ and serialised without engine types leaking out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -155,7 +156,8 @@ class ShardRoutings(BaseModel):
     round_trips: int = Field(default=1, description="Engine requests finding them took.")
 
 
-class ArtificialDocument(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ArtificialDocument:
     """A document that is analysed and looked up, never stored (``term_vectors``).
 
     ``values`` maps a source field (dotted path) to its value, a list for a multi-valued field;
@@ -166,20 +168,22 @@ class ArtificialDocument(BaseModel):
     term exactly as given (the ``keyword`` analyzer), to look terms up without analysing them.
     """
 
-    values: dict[str, str | list[str]]
-    fields: list[str]
+    values: Mapping[str, str | list[str]]
+    fields: Sequence[str]
     routing: str | None = None
     positions: bool = False
     as_given: bool = False
 
 
-class TermVector(NamedTuple):
-    """One term of one field of an artificial document: its Lucene ``docFreq`` on the shard
-    that answered (0 when the shard lacks it; deleted copies counted until a merge) and, when
-    asked for, its positions."""
+class TermVectors(NamedTuple):
+    """One artificial document's answer. ``doc_freqs``: field -> {term: its Lucene ``docFreq``
+    on the shard that answered} (0 when the shard lacks it; deleted copies counted until a
+    merge), terms in Lucene's (sorted) order; ``positions``: field -> {term: its positions},
+    only for a document that asked for them. Plain dicts, not models: SIRA reads one per query
+    and a pack's hold thousands of terms."""
 
-    doc_freq: int
-    positions: tuple[int, ...] = ()
+    doc_freqs: dict[str, dict[str, int]]
+    positions: dict[str, dict[str, tuple[int, ...]]]
 
 
 class AnalyzedToken(NamedTuple):
@@ -363,13 +367,11 @@ class SearchBackend(Protocol):
         routing): no per-shard statistics then."""
         ...
 
-    def term_vectors(
-        self, index: str, docs: Sequence[ArtificialDocument]
-    ) -> list[dict[str, dict[str, TermVector]]]:
+    def term_vectors(self, index: str, docs: Sequence[ArtificialDocument]) -> list[TermVectors]:
         """ONE request: each artificial document analysed by its fields' own analyzers (or
-        taken as given), with each term's ``docFreq`` on the shard its routing names. One
-        answer per document, in order: field -> {term: TermVector}, terms in Lucene's (sorted)
-        order. Raises ``EngineError`` when any document fails."""
+        taken as given), with each term's ``docFreq`` on the shard its routing names (and its
+        positions when asked). One answer per document, in order. Raises ``EngineError`` when
+        any document fails."""
         ...
 
     def analyze(self, index: str, field: str, values: Sequence[str]) -> list[AnalyzedToken]:

@@ -36,7 +36,7 @@ from sira_seek.backend import (
     ShardRoutings,
     TermCount,
     TermStatistic,
-    TermVector,
+    TermVectors,
     TextTermStatistics,
     VectorSimilarity,
 )
@@ -760,9 +760,7 @@ class RestBackend(ABC):
         self._shard_routings[index] = (name, routings)
         return ShardRoutings(index=name, routings=routings, round_trips=trips)
 
-    def term_vectors(
-        self, index: str, docs: Sequence[ArtificialDocument]
-    ) -> list[dict[str, dict[str, TermVector]]]:
+    def term_vectors(self, index: str, docs: Sequence[ArtificialDocument]) -> list[TermVectors]:
         """One ``_mtermvectors`` request of artificial documents with term statistics (never
         field statistics, offsets or payloads: no caller reads them, and they cost on every
         shard); ``as_given`` is the ``keyword`` analyzer per field. A term the shard lacks
@@ -790,22 +788,28 @@ class RestBackend(ABC):
             raise SiraSeekEngineError(
                 f"term statistics answered {len(answers)} documents for {len(docs)}"
             )
-        out: list[dict[str, dict[str, TermVector]]] = []
-        for answer in answers:
+        out: list[TermVectors] = []
+        for spec, answer in zip(docs, answers, strict=True):
             if "error" in answer:
                 raise SiraSeekEngineError(f"term statistics failed: {_reason(answer['error'])}")
-            out.append(
+            fields = {n: v.get("terms", {}) for n, v in answer.get("term_vectors", {}).items()}
+            # The engines' JSON holds ints here already: no int() per term (SIRA's hot path).
+            doc_freqs = {
+                n: {t: s.get("doc_freq", 0) for t, s in terms.items()}
+                for n, terms in fields.items()
+            }
+            positions = (
                 {
-                    name: {
-                        term: TermVector(
-                            max(0, int(stats.get("doc_freq", 0))),
-                            tuple(int(t.get("position", -1)) for t in stats.get("tokens", ())),
-                        )
-                        for term, stats in vectors.get("terms", {}).items()
+                    n: {
+                        t: tuple([p.get("position", -1) for p in s.get("tokens", ())])
+                        for t, s in terms.items()
                     }
-                    for name, vectors in answer.get("term_vectors", {}).items()
+                    for n, terms in fields.items()
                 }
+                if spec.positions
+                else {}
             )
+            out.append(TermVectors(doc_freqs, positions))
         return out
 
     def analyze(self, index: str, field: str, values: Sequence[str]) -> list[AnalyzedToken]:

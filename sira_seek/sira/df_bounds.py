@@ -32,7 +32,7 @@ from sira_seek.backend import (
     EngineError,
     SearchBackend,
     TermDocFreqBounds,
-    TermVector,
+    TermVectors,
 )
 from sira_seek.fields import SUBFIELD_PARENT
 
@@ -73,9 +73,12 @@ def _state(backend: SearchBackend) -> _State:
     referenced (nothing kept: the routing values are then looked up every time)."""
     with _STATES_LOCK:
         try:
-            return _STATES.setdefault(backend, _State())
+            state = _STATES.get(backend)
+            if state is None:
+                state = _STATES[backend] = _State()
         except TypeError:
-            return _State()
+            state = _State()
+    return state
 
 
 def _empty(fields: Sequence[str], texts: Sequence[str]) -> TermDocFreqBounds:
@@ -167,7 +170,7 @@ def _document(
     fields: Sequence[str], value: str | list[str], routing: str, *, positions: bool = False
 ) -> ArtificialDocument:
     """An artificial document holding ``value`` in the source of each of ``fields``."""
-    return ArtificialDocument.model_construct(
+    return ArtificialDocument(
         values={SUBFIELD_PARENT.get(f, f): value for f in fields},
         fields=list(fields),
         routing=routing,
@@ -176,47 +179,50 @@ def _document(
     )
 
 
-def _add_other_shards(
-    out: Bounds, fields: Sequence[str], answers: Sequence[Mapping[str, Mapping[str, TermVector]]]
-) -> None:
+def _add_other_shards(out: Bounds, fields: Sequence[str], answers: Sequence[TermVectors]) -> None:
     """Add every other shard's ``docFreq`` of each text's terms (each of those documents holds
     the union of the texts' terms, so every term must be there)."""
     for answer in answers:
         for name in fields:
-            found = answer.get(name, {})
+            found = answer.doc_freqs.get(name, {})
             for per_field in out:
                 counts = per_field[name]
                 for term in counts:
-                    vector = found.get(term)
-                    if vector is None:
+                    doc_freq = found.get(term)
+                    if doc_freq is None:
                         raise EngineError(f"term statistics of {name} on one shard lack {term!r}")
-                    counts[term] += vector.doc_freq
+                    counts[term] += doc_freq
 
 
-def _doc_freqs(answer: Mapping[str, Mapping[str, TermVector]], name: str) -> dict[str, int]:
-    """One artificial document's terms of field ``name`` with their ``docFreq``."""
-    return {t: v.doc_freq for t, v in answer.get(name, {}).items()}
+def _doc_freqs(answer: TermVectors, name: str) -> dict[str, int]:
+    """One artificial document's terms of field ``name`` with their ``docFreq`` (a copy: the
+    other shards' counts are added to it)."""
+    return dict(answer.doc_freqs.get(name, {}))
 
 
 def _packed_bounds(
     n_texts: int,
     fields: Sequence[str],
     by_source: Mapping[str, Sequence[str]],
-    answers: Sequence[Mapping[str, Mapping[str, TermVector]]],
+    answers: Sequence[TermVectors],
 ) -> Bounds | None:
     """The packed documents' answers (one per source field, in ``by_source``'s order) as one
     {field: {term: docFreq}} per text, or None when a field's positions do not map back."""
     per_field: dict[str, list[dict[str, int]]] = {}
     for answer, group in zip(answers, by_source.values(), strict=False):
         for name in group:
-            mapped = _map_positions(n_texts, answer.get(name, {}))
+            mapped = _map_positions(
+                n_texts, answer.doc_freqs.get(name, {}), answer.positions.get(name, {})
+            )
             if mapped is None:
                 return None
             per_field[name] = mapped
     return [{f: per_field[f][i] for f in fields} for i in range(n_texts)]
 
 
-def _map_positions(n_texts: int, terms: Mapping[str, TermVector]) -> list[dict[str, int]] | None:
+def _map_positions(
+    n_texts: int, doc_freqs: Mapping[str, int], positions: Mapping[str, Sequence[int]]
+) -> list[dict[str, int]] | None:
     """One field's term vector of ``[SENTINEL, *texts, SENTINEL]`` (with positions) back to
     each text: {term: docFreq} per text, terms in the engine's order.
 
@@ -226,7 +232,7 @@ def _map_positions(n_texts: int, terms: Mapping[str, TermVector]) -> list[dict[s
     ``J`` positions crosses ``(J - 1) // POSITION_GAP`` value boundaries. None unless the last
     value decodes to the same terms at the same relative positions as the first (another gap,
     or a stopword run as long as the gap, shifts it)."""
-    tokens = sorted((p, term) for term, vector in terms.items() for p in vector.positions)
+    tokens = sorted((p, term) for term, where_in in positions.items() for p in where_in)
     if not tokens or tokens[0][0] < 0:  # no token, or one without its position
         return None
     value = 0
@@ -251,11 +257,11 @@ def _map_positions(n_texts: int, terms: Mapping[str, TermVector]) -> list[dict[s
     ]:
         return None
     out: list[dict[str, int]] = [{} for _ in range(n_texts)]
-    for term, vector in terms.items():  # the engine's term order, as one document per text
-        for position in vector.positions:
+    for term, doc_freq in doc_freqs.items():  # the engine's order, as one document per text
+        for position in positions.get(term, ()):
             value = where[position]
             if 0 < value <= n_texts:
-                out[value - 1][term] = vector.doc_freq
+                out[value - 1][term] = doc_freq
     return out
 
 
@@ -291,22 +297,20 @@ def term_doc_freq_bounds(
         values.setdefault(SUBFIELD_PARENT.get(name, name), {}).update(field_terms)
     source = {parent: list(parent_terms) for parent, parent_terms in values.items()}
     docs = [
-        ArtificialDocument.model_construct(
-            values=source, fields=list(fields), routing=routing, positions=False, as_given=True
-        )
+        ArtificialDocument(values=source, fields=list(fields), routing=routing, as_given=True)
         for routing in found.routings
     ]
     df: dict[str, dict[str, int]] = {f: dict.fromkeys(terms, 0) for f, terms in wanted.items()}
     for answer in backend.term_vectors(index, docs):
         for name, field_df in df.items():
-            got = answer.get(name, {})
+            got = answer.doc_freqs.get(name, {})
             for term in field_df:
-                vector = got.get(term)
-                if vector is None:  # every term must have been looked up as given
+                doc_freq = got.get(term)
+                if doc_freq is None:  # every term must have been looked up as given
                     raise EngineError(
                         f"term statistics of {name} did not look up {term!r} as given"
                     )
-                field_df[term] += vector.doc_freq
+                field_df[term] += doc_freq
     # dict(zip(...)) with the field's lookup bound once: the inner loop runs in C.
     lookups = {f: field_df.__getitem__ for f, field_df in df.items()}
     out = [

@@ -215,8 +215,9 @@ def test_df_primitives_keep_their_contracts(
     proxy.reset()
     answers = be.term_vectors(five, docs)
     assert len(proxy.requests) == 1, proxy.requests
-    assert sum(a["contents"][river].doc_freq for a in answers) == 5
-    assert sum(a["contents"][river].doc_freq > 0 for a in answers) > 1  # spread over shards
+    assert sum(a.doc_freqs["contents"][river] for a in answers) == 5
+    assert sum(a.doc_freqs["contents"][river] > 0 for a in answers) > 1  # spread over shards
+    assert all(a.positions == {} for a in answers)  # not asked for
     packed = ArtificialDocument(
         values={"contents": ["green river", "", "zebra"]},
         fields=["contents"],
@@ -224,8 +225,12 @@ def test_df_primitives_keep_their_contracts(
         positions=True,
     )
     (answer,) = be.term_vectors(five, [packed])
-    positions = {t: v.positions for t, v in answer["contents"].items()}
-    assert positions == {green: (0,), river: (1,), zebra: (1 + 2 * POSITION_GAP + 1,)}
+    assert answer.positions["contents"] == {
+        green: (0,),
+        river: (1,),
+        zebra: (1 + 2 * POSITION_GAP + 1,),
+    }
+    assert list(answer.doc_freqs["contents"]) == sorted([green, river, zebra])
     alias = f"{five}-two"
     be.update_aliases(
         [{"add": {"index": five, "alias": alias}}, {"add": {"index": other, "alias": alias}}]

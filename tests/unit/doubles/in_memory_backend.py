@@ -56,7 +56,7 @@ from sira_seek.backend import (
     ShardRoutings,
     TermCount,
     TermStatistic,
-    TermVector,
+    TermVectors,
     TextTermStatistics,
     VectorSimilarity,
 )
@@ -657,9 +657,7 @@ class InMemoryBackend:
         shards = self.indexes[names[0]].shards
         return ShardRoutings(index=names[0], routings=[str(n) for n in range(shards)])
 
-    def term_vectors(
-        self, index: str, docs: Sequence[ArtificialDocument]
-    ) -> list[dict[str, dict[str, TermVector]]]:
+    def term_vectors(self, index: str, docs: Sequence[ArtificialDocument]) -> list[TermVectors]:
         """Like the engines': each field's terms of each document (its own analysis, or each
         value as given), sorted, with the ``docFreq`` of the shard its routing names (deleted
         copies included); positions as Lucene lays out a multi-valued field: each value's
@@ -668,10 +666,10 @@ class InMemoryBackend:
         self.calls.append(("term_vectors", list(docs)))
         idx = self._idx(index)
         memo: dict[tuple[str, str, int], int] = {}  # packs repeat terms: count each once
-        out: list[dict[str, dict[str, TermVector]]] = []
+        out: list[TermVectors] = []
         for doc in docs:
             shard = int(doc.routing) if doc.routing is not None else ARTIFICIAL_DOC_SHARD
-            answer: dict[str, dict[str, TermVector]] = {}
+            answer = TermVectors({}, {})
             for name in doc.fields:
                 value = doc.values.get(SUBFIELD_PARENT.get(name, name), [])
                 positions: dict[str, list[int]] = {}
@@ -685,10 +683,10 @@ class InMemoryBackend:
                 for term in positions:
                     if (name, term, shard) not in memo:
                         memo[(name, term, shard)] = self._shard_doc_freq(idx, name, term, shard)
-                answer[name] = {
-                    t: TermVector(memo[(name, t, shard)], tuple(p) if doc.positions else ())
-                    for t, p in sorted(positions.items())
-                }
+                ordered = sorted(positions.items())
+                answer.doc_freqs[name] = {t: memo[(name, t, shard)] for t, _ in ordered}
+                if doc.positions:
+                    answer.positions[name] = {t: tuple(p) for t, p in ordered}
             out.append(answer)
         return out
 
