@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from tqdm import tqdm
 
 from sira_seek.backend import SearchBackend
 from sira_seek.redaction import write_masked_text
@@ -47,6 +46,7 @@ from .options import (
     prompt_style_option,
     show_progress,
 )
+from .progress import progress_bar
 
 
 class _RunByDefault(DebuggableGroup):
@@ -80,11 +80,12 @@ def _sync_settings(**overrides: Any) -> SyncSettings:
 
 
 class _ProgressBar:
-    """tqdm over scanned documents, with enriched/failed counts and LLM tokens/s."""
+    """Progress over scanned documents (``progress_bar``: a bar on a terminal, plain lines
+    elsewhere), with enriched/failed counts and LLM tokens/s."""
 
     def __init__(self, total: int, *, disable: bool, desc: str, initial: int = 0) -> None:
-        self.bar = tqdm(
-            total=total, initial=initial, unit="doc", desc=desc, disable=disable, smoothing=0.1
+        self.bar = progress_bar(
+            desc=desc, total=total, unit="doc", enabled=not disable, initial=initial
         )
         self.started = time.perf_counter()
 
@@ -390,11 +391,11 @@ def migrate_cmd(
     """
     check_migration_names(index, target, alias)  # exit 2 before any request
     backend = backend_from_options(kw)
-    with tqdm(
+    with progress_bar(
+        desc=f"copy {index}",
         total=backend.count(index),
         unit="doc",
-        desc=f"copy {index}",
-        disable=not show_progress(no_progress=no_progress, as_json=as_json),
+        enabled=show_progress(no_progress=no_progress, as_json=as_json),
     ) as bar:
         try:
             report = migrate_index(

@@ -1,8 +1,9 @@
 """``sira-seek eval qa``'s progress on stderr, against the stub OpenAI-compatible server (a real
 HTTP server on 127.0.0.1; ``vanilla-llm`` needs no cluster).
 
-The bar must show a rate and the elapsed<remaining bracket, report a failed question on its
-own line, and be entirely absent under ``--no-progress`` and ``--json``.
+On a terminal the bar must show a rate and the elapsed<remaining bracket; piped, a few plain
+lines; either way a failed question gets its own line, and nothing of it shows under
+``--no-progress`` and ``--json``.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def _stub() -> StubOpenAIServer:
     )
 
 
-def test_bar_shows_rate_eta_and_failures(qa_file: Path) -> None:
+def test_bar_shows_rate_eta_and_failures(qa_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CliRunner's stderr is no terminal; the terminal's display is asked for by name.
+    monkeypatch.setattr("sira_seek.cli.progress.on_terminal", lambda stream=None: True)
     with _stub() as stub:
         code, stdout, stderr = _eval_qa(stub, qa_file)
     assert code == 3, stderr  # one failed question: partial failure, after the scores
@@ -69,6 +72,21 @@ def test_bar_shows_rate_eta_and_failures(qa_file: Path) -> None:
     assert not re.search(r"^\[q\d\] [\d.]+s ", stderr, re.M)
     assert re.search(r"^5 answered \(1 failed\)", stderr, re.M), stderr
     assert "Cover-EM" in stdout or "cover" in stdout.lower()
+
+
+def test_piped_progress_is_plain_lines(qa_file: Path) -> None:
+    """stderr is not a terminal here: start, each tenth (5 questions: every one), the
+    failure, the end with the rate; no redraws."""
+    with _stub() as stub:
+        code, _stdout, stderr = _eval_qa(stub, qa_file)
+    assert code == 3, stderr
+    lines = stderr.splitlines()
+    assert "\r" not in stderr and "%|" not in stderr, stderr
+    assert lines[0] == "eval qa: started", lines
+    assert sum(1 for line in lines if line.startswith("[q0] FAILED")) == 1
+    counted = [line for line in lines if re.match(r"eval qa: \d/5 question \(\d+%\)", line)]
+    assert len(counted) == QUESTIONS, lines
+    assert re.search(r"^eval qa: done, 5 question \[.*question/s\], failed=1$", stderr, re.M)
 
 
 @pytest.mark.parametrize("flag", ["--no-progress", "--json"])

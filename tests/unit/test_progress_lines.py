@@ -1,0 +1,152 @@
+"""The one progress convention (cli/progress.py): bars on a terminal, a few plain lines
+otherwise. A log file or a pipe gets a start line, at most one line per tenth of the total or
+per 30 seconds, and an end line, whatever the number of updates or statuses; a terminal
+gets tqdm's redraws. The clock is a plain counter the test moves (no sleeping, no timing)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from sira_seek.cli.progress import (
+    PLAIN_EVERY_S,
+    PlainProgress,
+    QuestionBar,
+    StatusLine,
+    progress_bar,
+)
+from sira_seek.seek.results import SeekResult
+
+
+class Clock:
+    """Seconds the test sets by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_counted_bar_writes_a_line_per_tenth_not_per_update() -> None:
+    out, clock = io.StringIO(), Clock()
+    with PlainProgress(desc="ingest idx", total=1000, unit="doc", stream=out, clock=clock) as bar:
+        for _ in range(1000):
+            bar.update(1)
+            clock.now += 0.001
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 12, lines  # started, 10%, ..., 100%, done
+    assert lines[0] == "ingest idx: started of 1000 doc"
+    assert lines[1].startswith("ingest idx: 100/1000 doc (10%) [")
+    assert lines[10].startswith("ingest idx: 1000/1000 doc (100%) [")
+    assert lines[11].startswith("ingest idx: done, 1000 doc [")
+
+
+def test_big_steps_write_one_line_each_and_a_slow_tenth_one_per_30_seconds() -> None:
+    out, clock = io.StringIO(), Clock()
+    bar = PlainProgress(desc="copy", total=100, unit="doc", stream=out, clock=clock)
+    bar.update(55)  # past five tenths at once: one line
+    for _ in range(20):  # then 100 s without reaching the next tenth
+        clock.now += 5
+        bar.update(0)
+    bar.close()
+    bar.close()  # closing twice writes the end once
+    lines = out.getvalue().splitlines()
+    # started, 55%, then every 30 s (30, 60, 90 after the last line), done.
+    assert len(lines) == 2 + int(100 // PLAIN_EVERY_S) + 1, lines
+    assert "55/100 doc (55%)" in lines[1] and lines[-1].startswith("copy: done, 55 doc [")
+
+
+def test_an_unknown_total_writes_by_time_only() -> None:
+    out, clock = io.StringIO(), Clock()
+    with PlainProgress(desc="eval", total=None, unit="query", stream=out, clock=clock) as bar:
+        for _ in range(600):
+            clock.now += 0.1  # 60 s of quick updates
+            bar.update(1)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4, lines  # started, at 30 s, at 60 s, done
+    assert lines[1].startswith("eval: 300 query [")
+
+
+def test_a_status_writes_its_phases_and_the_end_not_each_redraw() -> None:
+    out, clock = io.StringIO(), Clock()
+    with StatusLine(enabled=True, stream=out, clock=clock) as status:
+        status("downloading the distribution")
+        for i in range(70):  # 70 s of "waited Ns", one a second
+            status(f"starting elasticsearch 9.2.4 node, waited {i}s")
+            clock.now += 1
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == [
+        "downloading the distribution",
+        "starting elasticsearch 9.2.4 node, waited 0s",
+    ]
+    assert lines[2:4] == [
+        "starting elasticsearch 9.2.4 node, waited 30s",
+        "starting elasticsearch 9.2.4 node, waited 60s",
+    ]
+    assert lines[4] == "starting elasticsearch 9.2.4 node, waited 69s [01:10]"
+    assert len(lines) == 5
+
+
+def test_a_status_with_no_message_writes_nothing() -> None:
+    out = io.StringIO()
+    with StatusLine(enabled=True, stream=out):
+        pass
+    assert out.getvalue() == ""
+
+
+def test_disabled_displays_write_nothing_anywhere() -> None:
+    for stream in (io.StringIO(), Terminal()):
+        with progress_bar(desc="x", total=10, unit="doc", enabled=False, stream=stream) as bar:
+            bar.update(10)
+        with StatusLine(enabled=False, stream=stream) as status:
+            status("starting")
+        assert stream.getvalue() == ""
+
+
+def test_a_terminal_gets_a_bar_drawn_in_place() -> None:
+    term = Terminal()
+    with progress_bar(desc="ingest idx", total=10, unit="doc", enabled=True, stream=term) as bar:
+        assert not isinstance(bar, PlainProgress)
+        bar.update(10)
+    assert "\r" in term.getvalue() and "10/10" in term.getvalue()
+    assert isinstance(
+        progress_bar(desc="x", total=1, unit="doc", enabled=True, stream=io.StringIO()),
+        PlainProgress,
+    )
+
+
+def test_question_bar_piped_reports_failures_and_few_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stderr", out)  # QuestionBar draws on stderr, as the commands do
+    with QuestionBar(desc="eval qa", total=None, enabled=True) as bar:
+        bar.start(20, resumed=0)
+        for i in range(20):
+            error = "LLM down" if i == 3 else None
+            bar.result(SeekResult(id=f"q{i}", question="?", method="seek", error=error))
+    lines = out.getvalue().splitlines()
+    assert "[q3] FAILED: LLM down" in lines
+    assert lines[0] == "eval qa: started" and lines[-1].startswith("eval qa: done, 20 question [")
+    assert len(lines) == 1 + 1 + 10 + 1, lines  # started, the failure, each tenth, done
+
+
+def test_every_progress_display_goes_through_the_one_module() -> None:
+    """tqdm is imported by cli/progress.py alone: a command drawing its own bar would redraw
+    into log files again."""
+    from source_imports import ROOT, imports
+
+    drawing = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for folder in ("cli", "sira_seek", "esplugin")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() != "cli/progress.py"
+        for line, module, _names in imports(path)
+        if module == "tqdm" or module.startswith("tqdm.")
+    ]
+    assert drawing == []
