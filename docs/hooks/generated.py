@@ -9,10 +9,14 @@ Two markers, each alone on a line of a page:
     the group's own usage and options (what ``--help`` prints above its commands) and a table
     of its commands with their one-line help, each linked to ``cli/<name>.md``. mkdocs-click
     documents the commands themselves; it cannot show a group without all its subcommands.
+``<!-- mcp-tools: sira_seek.agent.mcp_server:build_server -->``
+    each tool the MCP server lists (``list_tools``, as a client sees it): its description and
+    a table of its arguments (type, default, bounds, description) from its input schema.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import re
 import types
@@ -23,7 +27,7 @@ import click
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-_MARKER = re.compile(r"^<!-- (settings|click-group): (\S+)(?: (\S+))? -->$", re.M)
+_MARKER = re.compile(r"^<!-- (settings|click-group|mcp-tools): (\S+)(?: (\S+))? -->$", re.M)
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -36,8 +40,10 @@ def _render(match: re.Match[str]) -> str:
         module, _, name = target.rpartition(".")
         return _settings_table(getattr(importlib.import_module(module), name))
     module, _, name = target.partition(":")
-    group = getattr(importlib.import_module(module), name)
-    return _group_summary(group, extra or group.name)
+    found = getattr(importlib.import_module(module), name)
+    if kind == "mcp-tools":
+        return _mcp_tools(found)
+    return _group_summary(found, extra or found.name)
 
 
 def _settings_table(model: Any) -> str:
@@ -118,3 +124,51 @@ def _group_summary(group: click.Group, prog_name: str) -> str:
         summary = _cell(command.get_short_help_str(limit=200))
         lines.append(f"| [`{prog_name} {name}`]({name}.md) | {summary} |")
     return "\n".join(lines) + "\n"
+
+
+def _mcp_tools(build_server: Any) -> str:
+    """The tools of the server ``build_server`` makes. Listing them reads only the tool
+    functions' signatures, so a stand-in with the index name serves as ``AgentTools``."""
+    server = build_server(types.SimpleNamespace(index="INDEX"))
+    lines: list[str] = []
+    for tool in asyncio.run(server.list_tools()):
+        lines += [f"### `{tool.name}`", "", " ".join((tool.description or "").split()), ""]
+        schema = tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema
+        required = set(schema.get("required", ()))
+        lines += ["| argument | type | default | bounds | meaning |", "|---|---|---|---|---|"]
+        for arg, spec in schema.get("properties", {}).items():
+            default = "required" if arg in required else f"`{spec.get('default')}`"
+            if default == "`None`":
+                default = "unset"
+            lines.append(
+                f"| `{arg}` | {_schema_type(spec)} | {default} | {_bounds(spec)} "
+                f"| {_cell(spec.get('description', ''))} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _schema_type(spec: dict[str, Any]) -> str:
+    options = spec.get("anyOf", [spec])
+    names = []
+    for option in options:
+        kind = option.get("type")
+        if kind == "null":
+            continue
+        if kind == "array":
+            kind = f"list of {option.get('items', {}).get('type', 'any')}"
+        names.append(f"`{kind}`")
+    return " or ".join(names)
+
+
+def _bounds(spec: dict[str, Any]) -> str:
+    parts = []
+    for key, word in (
+        ("minimum", ">="),
+        ("maximum", "<="),
+        ("minLength", "length >="),
+        ("maxLength", "length <="),
+    ):
+        if key in spec:
+            parts.append(f"{word} {spec[key]}")
+    return ", ".join(parts) or "-"

@@ -8,6 +8,7 @@ The build runs once per module, into a temporary folder, with the same Python as
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,37 @@ def test_every_command_has_a_generated_reference_page(
     for name in pages:
         if name not in ("index", "sira-sync"):
             assert f'href="{name}/"' in index, f"the command index does not link `{name}`"
+
+
+def test_the_reference_is_generated_from_the_code(
+    site: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    """The MCP tools page lists every tool the server lists, with each argument's bound from
+    its input schema; the Python API page documents the workflows' request models field by
+    field (griffe-pydantic), the framework retrievers and the MCP result models."""
+    import asyncio
+    import types
+
+    from sira_seek.agent.mcp_server import build_server
+
+    done, out = site
+    assert done.returncode == 0, done.stderr[-6000:]
+    tools = (out / "reference" / "mcp-tools" / "index.html").read_text(encoding="utf-8")
+    listed = asyncio.run(build_server(types.SimpleNamespace(index="x")).list_tools())  # type: ignore[arg-type]
+    assert {t.name for t in listed} >= {"search", "categories", "fetch_document"}
+    for tool in listed:
+        assert f"<code>{tool.name}</code>" in tools, tool.name
+    assert "&lt;= 100" in tools and "length &lt;= 512" in tools  # k's and doc_id's bounds
+    api = (out / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
+    for name in (
+        "SearchRequest",
+        "AskRequest",
+        "RetrievalEvaluationRequest",
+        "SiraResult",
+        "SeekResult",
+        "SiraSeekLangChainRetriever",
+        "SiraSeekHaystackRetriever",
+        "SearchToolResult",
+    ):
+        assert re.search(rf'id="sira_seek\.[\w.]+\.{name}"', api), name
+    assert "pydantic-field" in api  # fields rendered one by one, not just the class docstring
