@@ -26,10 +26,12 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from _compare import run_pairs, side_by_side
 
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
@@ -161,6 +163,14 @@ def measure(
     help="SIRA_SEEK_SIRA_DF_STATS_MAX_AGE for the SIRA side (0: the live route).",
 )
 @click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--compare-with",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    default=None,
+    help="Another checkout (e.g. a git worktree of HEAD): run this script against its code and "
+    "this one's, alternating, and print both side by side (benchmarks/_compare.py).",
+)
+@click.option("--pairs", type=int, default=3, show_default=True, help="Runs per side to compare.")
 def main(
     urls: tuple[str, ...],
     index: str | None,
@@ -170,7 +180,16 @@ def main(
     size: int,
     df_stats_max_age: float,
     as_json: bool,
+    compare_with: Path | None,
+    pairs: int,
 ) -> None:
+    if compare_with is not None:
+        argv = [a for url in urls for a in ("--url", url)]
+        argv += ["--shards", str(shards), "--data", str(data), "--rounds", str(rounds)]
+        argv += ["--size", str(size), "--df-stats-max-age", str(df_stats_max_age)]
+        argv += ["--index", index] if index else []
+        compare(argv, compare_with, pairs)
+        return
     index = index or ("sira-bench-wikimh" if shards == 1 else f"sira-bench-wikimh-{shards}sh")
     report: dict[str, dict[str, object]] = {}
     for url in urls:
@@ -212,6 +231,25 @@ def main(
             f"unnamed query differing: {row['unnamed_rankings_differ']}; "
             f"{row['index']} ({row['shards']} shards)"
         )
+
+
+def compare(argv: list[str], checkout: Path, pairs: int) -> None:
+    """This script against ``checkout``'s code and this checkout's, side by side: per cluster
+    the median over the runs of BM25's, the DF check's and SIRA's engine work's p50, and
+    SIRA/BM25 at p50 (the acceptance figure: no worse after a change)."""
+    before, after = run_pairs(Path(__file__), argv, checkout, pairs)
+    click.echo(f"sira_latency, before = {checkout}, after = this checkout")
+    for cluster in after[0]:
+
+        def stage(name: str, cluster: str = cluster) -> Callable[[Any], float]:
+            return lambda run: float(run[cluster][name]["p50_ms"])
+
+        def ratio(run: Any, cluster: str = cluster) -> float:
+            return float(run[cluster]["ratio_p50"])
+
+        rows = [(f"{cluster} {name} p50", stage(name)) for name in STAGES]
+        rows.append((f"{cluster} SIRA/BM25 p50 (x)", ratio))
+        click.echo("\n".join(side_by_side(rows, before, after)))
 
 
 if __name__ == "__main__":
