@@ -29,7 +29,7 @@ from .options import (
     strict_option,
 )
 from .progress import progress_bar
-from .search_cmd import method_option, rerank_option, sira_options
+from .search_cmd import method_option, rerank_option, sira_options, vector_knobs
 
 
 def _measures_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -102,6 +102,7 @@ def eval_retrieval(
         llm=options.pop("llm_spec"),
         log_prefix=log_prefix if log_queries else None,
         **options.pop("on_llm_failure"),
+        **vector_knobs(options),
         **options,
     )
     bars: list[Any] = []
@@ -155,7 +156,7 @@ def eval_enrichment(as_json: bool, **options: Any) -> None:
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     llm = options.pop("llm_spec")
     method = "sira" if (llm or options["expansions"]) else "bm25"
-    policy = options.pop("on_llm_failure")
+    policy = {**options.pop("on_llm_failure"), **vector_knobs(options)}
     request = RetrievalEvaluationRequest.build(method=method, llm=llm, **policy, **options)
     done = evaluate_enrichment(LazyBackend(cluster), request, on_skipped=echo_lines)
     _render_enrichment(done, as_json)

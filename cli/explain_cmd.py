@@ -9,10 +9,11 @@ from typing import Any
 import click
 
 from sira_seek.sira.hit_explanation import explain_hit
+from sira_seek.workflows.methods import method_spec
 from sira_seek.workflows.search import search
 
 from .options import LazyBackend, cluster_options, friendly_errors, json_option
-from .search_cmd import method_option, search_request, sira_options
+from .search_cmd import method_option, search_request, sira_options, vector_knobs
 
 
 def _lines(node: dict[str, Any], depth: int, max_depth: int) -> list[str]:
@@ -53,8 +54,13 @@ def explain(
     clause."""
     request = search_request(
         text, index, llm_spec, expansions, method=method, tau=tau, weight=weight, task=task,
-        query_id=query_id, **kw.pop("on_llm_failure"),
+        query_id=query_id, **kw.pop("on_llm_failure"), **vector_knobs(kw),
     )  # fmt: skip
+    if method_spec(request.method).vectors != "none":
+        raise click.UsageError(
+            f"explain shows a hit's BM25 clauses: --method {request.method} ranks by kNN "
+            "(search --json shows its request)"
+        )
     connect = LazyBackend(kw)
     result = search(connect, request)
     backend = connect()

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sira_seek.corpus import ReadReport, corpus_file, read_corpus
-from sira_seek.ingest import delete_for_recreate, ingest_corpus
+from sira_seek.ingest import IngestReport, delete_for_recreate, ingest_corpus
 from sira_seek.workflows import validation
+
+if TYPE_CHECKING:
+    from sira_seek.embed import Embedder
 
 from .exit_codes import BadInput, PartialFailure
 from .options import (
@@ -46,6 +49,20 @@ from .progress import count_lines, progress_bar
     is_flag=True,
     help="Delete the index first (by its own name: not a pattern, list or alias).",
 )
+@click.option(
+    "--embed",
+    is_flag=True,
+    help="Also give every document the vector of its title and text (for --method dense, "
+    "hybrid, sira-hybrid); a re-run embeds only new or changed documents.",
+)
+@click.option(
+    "--embedder",
+    "embedder_spec",
+    metavar="SPEC",
+    default=None,
+    help="With --embed: cpu (the default, all-MiniLM-L6-v2 in-process) or openai:URL#MODEL. "
+    "Recorded in the index; searches must use the same model.",
+)
 @json_option("Print the report as JSON.")
 @no_progress_option
 @cluster_options
@@ -56,6 +73,8 @@ def ingest(
     shards: int,
     replicas: int,
     recreate: bool,
+    embed: bool,
+    embedder_spec: str | None,
     as_json: bool,
     no_progress: bool,
     **kw: Any,
@@ -67,7 +86,10 @@ def ingest(
     written). Exits 3 (after the report) when the cluster refused some documents.
     """
     validation.index_name(index)  # exit 2 before the file is read or the cluster reached
+    if embedder_spec is not None and not embed:
+        raise BadInput("--embedder applies with --embed only")
     _require_one_valid_record(path)
+    embedder = _embedder(embedder_spec) if embed else None
     backend = backend_from_options(kw)
     if recreate:  # refused or done before the progress bar shows
         delete_for_recreate(backend, index)
@@ -80,14 +102,31 @@ def ingest(
         unit="doc",
         enabled=progress,
     ) as bar:
-        report = ingest_corpus(
-            backend,
-            index,
-            path,
-            shards=shards,
-            replicas=replicas,
-            on_progress=bar.update,
-        )
+        try:
+            report = ingest_corpus(
+                backend,
+                index,
+                path,
+                shards=shards,
+                replicas=replicas,
+                on_progress=bar.update,
+                embedder=embedder,
+            )
+        finally:
+            if embedder is not None:
+                embedder.close()
+    _render(report, index, as_json)
+
+
+def _embedder(spec: str | None) -> Embedder:
+    from sira_seek.embed import make_embedder  # onnxruntime and friends: only with --embed
+
+    return make_embedder(spec)
+
+
+def _render(report: IngestReport, index: str, as_json: bool) -> None:
+    """The report: JSON, or the skipped/failed records and one summary line; exit 3 when the
+    cluster refused documents."""
     if as_json:
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2))
         _fail_on_refused(report.failed)
@@ -100,7 +139,8 @@ def ingest(
         click.echo(f"failed {err.id}: {err.reason}", err=True)
     click.echo(
         f"{index}: {report.written} written, {report.unchanged} unchanged, "
-        f"{len(report.bad_records)} bad records skipped, {len(report.failed)} failed "
+        + (f"{report.embedded} embedded ({report.embedder}), " if report.embedder else "")
+        + f"{len(report.bad_records)} bad records skipped, {len(report.failed)} failed "
         f"({report.seconds:.1f}s)"
     )
     _fail_on_refused(report.failed)

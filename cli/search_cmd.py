@@ -34,9 +34,32 @@ from .options import (
 TASKS = ["factoid", "multihop", "claim", "duplicate"]
 
 
+VECTOR_OPTIONS = [
+    click.option(
+        "--num-candidates",
+        "vector_num_candidates",
+        type=int,
+        default=None,
+        callback=lambda _ctx, _param, value: {} if value is None else {"num_candidates": value},
+        help="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
+        "(default 100; more is slower and closer to exact).",
+    ),
+    click.option(
+        "--embedder",
+        "vector_embedder",
+        metavar="SPEC",
+        default=None,
+        callback=lambda _ctx, _param, value: {} if value is None else {"embedder": value},
+        help="dense, hybrid, sira-hybrid: the query embedder, cpu (default) or "
+        "openai:URL#MODEL; must be the model the index was ingested --embed with.",
+    ),
+]
+"""--num-candidates and --embedder (``vector_knobs`` makes them request fields)."""
+
+
 def sira_options(func: Any) -> Any:
-    """--llm / --expansions / --tau / --weight / --task / --on-llm-failure, shared by search
-    and eval."""
+    """--llm / --expansions / --tau / --weight / --task / --on-llm-failure / --num-candidates /
+    --embedder, shared by search and eval."""
     opts = [
         click.option(
             "--llm",
@@ -78,6 +101,7 @@ def sira_options(func: Any) -> Any:
             callback=lambda _ctx, _param, value: {} if value is None else {"on_llm_failure": value},
             help=ON_LLM_FAILURE_HELP,
         ),
+        *VECTOR_OPTIONS,
     ]
     for opt in reversed(opts):
         func = opt(func)
@@ -115,6 +139,11 @@ def rerank_option(func: Any) -> Any:
         "its top-k; the rest follow in BM25 order. Needs --llm (which only reranks when "
         "--expansions gives the phrases); 0 = off.",
     )(func)
+
+
+def vector_knobs(options: dict[str, Any]) -> dict[str, Any]:
+    """--num-candidates and --embedder as request fields (only those given), popped."""
+    return {**options.pop("vector_num_candidates"), **options.pop("vector_embedder")}
 
 
 def search_request(
@@ -166,6 +195,10 @@ def _print_human(result: SiraResult) -> None:
     for cat in result.categories:
         click.echo(f"  category {cat.category!r}: {cat.decision} (use: {cat.use})")
     mode = "plain BM25" if result.plain_bm25 else "weighted BM25"
+    if "rrf" in result.body:
+        mode += " and kNN fused by RRF"
+    elif "knn" in result.body:
+        mode = "kNN"
     t = result.timings
     click.echo(
         f"\n{mode}; {result.total} matching docs; engine {t.engine_ms:.1f} ms "
@@ -228,7 +261,7 @@ def search(
     baselines)."""
     if (text is None) == (queries is None):
         raise click.UsageError("give either TEXT or --queries FILE")
-    policy = kw.pop("on_llm_failure")
+    policy = {**kw.pop("on_llm_failure"), **vector_knobs(kw)}
     if queries is not None:
         knobs = {"tau": tau, "weight": weight, "task": task, "k": size, "rerank": rerank, **policy}
         knobs["method"] = method or inferred_method(llm_spec, expansions)

@@ -150,6 +150,8 @@ class SiraSeek:
         shards: int = 1,
         replicas: int = 0,
         recreate: bool = False,
+        embed: bool = False,
+        embedder: str | None = None,
     ) -> IngestReport:
         """Load a BEIR corpus (a folder with corpus.jsonl, or the file) into ``index``.
 
@@ -157,12 +159,32 @@ class SiraSeek:
         enrichment written by sira-sync survives. DF is exact on any number of shards.
         ``recreate`` deletes the index first, by its concrete name only: a wildcard, a list,
         ``_all`` or an alias raises ``InvalidInput`` before any request, and nothing changes.
+        ``embed`` also gives every document its vector (for methods dense, hybrid,
+        sira-hybrid) with ``embedder`` (a spec; None: the CPU default), recorded in the index.
         """
         from sira_seek.ingest import ingest_corpus
+        from sira_seek.workflows.errors import InvalidInput
 
-        return ingest_corpus(
-            self._backend, index, Path(path), shards=shards, replicas=replicas, recreate=recreate
-        )
+        if embedder is not None and not embed:
+            raise InvalidInput("embedder applies with embed=True only", field="embedder")
+        model = None
+        if embed:
+            from sira_seek.embed import make_embedder
+
+            model = make_embedder(embedder)
+        try:
+            return ingest_corpus(
+                self._backend,
+                index,
+                Path(path),
+                shards=shards,
+                replicas=replicas,
+                recreate=recreate,
+                embedder=model,
+            )
+        finally:
+            if model is not None:
+                model.close()
 
     # -- retrieval -----------------------------------------------------------------------------
     def search(

@@ -7,14 +7,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from .backend import BulkItemError, SearchBackend
 from .corpus import BadRecord, Document, ReadReport, read_corpus
-from .fields import SOURCE_FIELDS
+from .fields import SOURCE_FIELDS, TEXT, TITLE, VECTOR
 from .workflows import validation
 from .workflows.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from .embed import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +30,10 @@ class IngestReport(BaseModel):
     created_index: bool
     written: int = 0
     unchanged: int = 0
+    embedded: int = 0
+    """Documents given a vector by this run (``--embed``); unchanged ones already had theirs."""
+    embedder: str | None = None
+    """The embedder's model (``--embed``), recorded in the index's ``_meta``."""
     bad_records: list[BadRecord] = Field(default_factory=list)
     failed: list[BulkItemError] = Field(default_factory=list)
     seconds: float = 0.0
@@ -87,6 +95,40 @@ def delete_for_recreate(backend: SearchBackend, index: str) -> bool:
     return True
 
 
+def _embed(
+    backend: SearchBackend, index: str, embedder: Embedder, rows: list[dict[str, Any]]
+) -> int:
+    """Add the vector to each row that needs one (new, changed, or without one); how many.
+
+    One request finds which of the chunk's documents are already embedded with their current
+    title and text, so a re-run embeds nothing for an unchanged corpus (and the upsert is a
+    no-op)."""
+    from .sira.dense import passage_text
+
+    query = {
+        "query": {
+            "bool": {
+                "filter": [
+                    {"ids": {"values": [r["_id"] for r in rows]}},
+                    {"exists": {"field": VECTOR}},
+                ]
+            }
+        },
+        "size": len(rows),
+        "_source": [TITLE, TEXT],
+    }
+    done = {
+        h.id: ((h.source or {}).get(TITLE), (h.source or {}).get(TEXT))
+        for h in backend.search(index, query).hits
+    }
+    todo = [r for r in rows if done.get(r["_id"]) != (r[TITLE], r[TEXT])]
+    if todo:
+        vectors = embedder.embed_documents([passage_text(r[TITLE], r[TEXT]) for r in todo])
+        for row, vector in zip(todo, vectors, strict=True):
+            row[VECTOR] = vector
+    return len(todo)
+
+
 def ingest_corpus(
     backend: SearchBackend,
     index: str,
@@ -96,6 +138,7 @@ def ingest_corpus(
     replicas: int = 0,
     recreate: bool = False,
     on_progress: Callable[[int], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> IngestReport:
     """Upsert every good record by ``_id``; bad ones are reported with line numbers.
 
@@ -103,19 +146,38 @@ def ingest_corpus(
     changes nothing (no-ops), and enrichment fields written by sira-sync survive.
     ``recreate`` deletes the index first, by its concrete name only (``delete_for_recreate``).
     ``index`` is checked by the one index-name rule before any request (``InvalidInput``).
+
+    ``embedder`` (``--embed``) gives every document the vector of its title and text
+    (``sira.dense.passage_text``) in ``fields.VECTOR``, mapped by the engine's
+    ``vector_mapping``, the model recorded in the index's ``_meta``; an index embedded with
+    another model is refused before anything is written (``EmbedderMismatchError``). A re-run
+    embeds only the documents that are new, changed, or have no vector yet.
     """
     start = time.perf_counter()
     validation.index_name(index)
     if recreate:
         delete_for_recreate(backend, index)
     check_ingest_target(backend, index)
+    if embedder is not None:
+        from .sira.dense import check_embedder, read_index_embedding
+
+        if backend.index_exists(index):
+            check_embedder(read_index_embedding(backend, index), embedder, index)
     created = backend.ensure_corpus_index(index, shards=shards, replicas=replicas)
     report = IngestReport(index=index, created_index=created)
+    if embedder is not None:
+        from .sira.dense import record_embedder
+
+        record_embedder(backend, index, embedder)
+        report.embedder = embedder.model
     reads = ReadReport()
     for chunk in _chunks(read_corpus(path, reads), CHUNK):
-        result = backend.bulk_upsert(
-            index, ({"_id": d.id, "title": d.title, "text": d.text} for d in chunk)
-        )
+        rows: list[dict[str, Any]] = [
+            {"_id": d.id, "title": d.title, "text": d.text} for d in chunk
+        ]
+        if embedder is not None:
+            report.embedded += _embed(backend, index, embedder, rows)
+        result = backend.bulk_upsert(index, rows)
         report.written += result.succeeded
         report.unchanged += result.noop
         report.failed += result.errors
@@ -125,10 +187,11 @@ def ingest_corpus(
     report.bad_records = reads.bad
     report.seconds = round(time.perf_counter() - start, 3)
     logger.info(
-        "ingest %s: %d written, %d unchanged, %d bad records, %d failed in %.1f s",
+        "ingest %s: %d written, %d unchanged, %d embedded, %d bad records, %d failed in %.1f s",
         index,
         report.written,
         report.unchanged,
+        report.embedded,
         len(report.bad_records),
         len(report.failed),
         report.seconds,

@@ -505,8 +505,12 @@ class RestBackend(ABC):
     def get_mapping(self, index: str) -> dict[str, Any]:
         return dict(self.request("GET", f"/{path_segment(index)}/_mapping"))
 
-    def put_mapping(self, index: str, properties: Mapping[str, Any]) -> None:
-        body = {"properties": dict(properties)}
+    def put_mapping(
+        self, index: str, properties: Mapping[str, Any], meta: Mapping[str, Any] | None = None
+    ) -> None:
+        body: dict[str, Any] = {"properties": dict(properties)}
+        if meta is not None:
+            body["_meta"] = dict(meta)
         self.request("PUT", f"/{path_segment(index)}/_mapping", body=body)
 
     def get(self, index: str, doc_id: str) -> SearchHit | None:

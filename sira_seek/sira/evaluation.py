@@ -78,16 +78,21 @@ def sira_results(
     expander: QueryExpander | None,
     settings: SiraSettings | None = None,
     on_progress: Callable[[int], None] | None = None,
+    method: str | None = None,
 ) -> list[SiraResult]:
     """Full results (hits, DSL, candidates, timings, LLM calls) for the top 100 of every query.
 
     ``on_progress(n)``: ``n`` more queries expanded (see ``SiraRetriever.search_many``).
     """
     settings = (settings or SiraSettings()).model_copy(update={"size": EVAL_DEPTH})
-    retriever = SiraRetriever(backend, index, settings=settings, expander=expander)
-    return retriever.search_many(
-        [QueryInput(text=q.text, id=q.id) for q in queries], on_progress=on_progress
-    )
+    retriever = SiraRetriever(backend, index, settings=settings, expander=expander, method=method)
+    try:
+        return retriever.search_many(
+            [QueryInput(text=q.text, id=q.id) for q in queries], on_progress=on_progress
+        )
+    finally:
+        if retriever.vectors is not None:  # the expander is the caller's
+            retriever.vectors.close()
 
 
 def sira_run(
@@ -98,10 +103,18 @@ def sira_run(
     expander: QueryExpander | None,
     settings: SiraSettings | None = None,
     on_progress: Callable[[int], None] | None = None,
+    method: str | None = None,
 ) -> Run:
-    """qid -> {doc_id: score} for the top 100 of every query."""
+    """qid -> {doc_id: score} for the top 100 of every query (``method``: with vectors for
+    dense, hybrid, sira-hybrid; None is SIRA's BM25 side alone)."""
     results = sira_results(
-        backend, index, queries, expander=expander, settings=settings, on_progress=on_progress
+        backend,
+        index,
+        queries,
+        expander=expander,
+        settings=settings,
+        on_progress=on_progress,
+        method=method,
     )
     return run_of(queries, results)
 

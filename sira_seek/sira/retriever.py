@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from sira_seek.backend import SearchBackend, SearchResult
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.input_errors import InputError
 from sira_seek.llm.pending import PendingRequests
+from sira_seek.workflows.methods import method_spec
 
 from .categories import CategoryDecision, CategoryGrounder
 from .df_check import CandidateTable, DocFrequencyChecker
@@ -33,6 +34,9 @@ from .weighted_query import (
     DerivedParts,
     WeightedQuery,
 )
+
+if TYPE_CHECKING:
+    from .dense import VectorStage
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +76,7 @@ class SiraRetriever:
         source: list[str] | bool = False,
         reranker: LLMReranker | None = None,
         stop_when_llm_down: bool = True,
+        method: str | None = None,
     ) -> None:
         # ``stop_when_llm_down`` is the rerank's side of the policy for a failing LLM (the
         # expander's is ``expansions.FailurePolicy``): False keeps the BM25 order instead.
@@ -87,6 +92,20 @@ class SiraRetriever:
             # the reader needs the passages; ranking is unaffected by what _source returns
             source = [TITLE, TEXT]
         self.source = source
+        # dense, hybrid, sira-hybrid (``methods``): the kNN side, checked against the index's
+        # recorded embedder here, before any query runs.
+        self.vectors: VectorStage | None = None
+        mode = method_spec(method).vectors if method is not None else "none"
+        if mode != "none":
+            from .dense import VectorStage
+
+            self.vectors = VectorStage(
+                backend,
+                index,
+                mode=mode,
+                num_candidates=self.settings.num_candidates,
+                spec=self.settings.embedder,
+            )
         # Index-wide term statistics, so the ranking does not depend on the shard layout (and the
         # Dev Tools request says so: pasted into Kibana it scores as here); per-clause scores in
         # `matched_queries` where the engine can (a URL parameter on both).
@@ -170,7 +189,7 @@ class SiraRetriever:
             weight=self.settings.weight,
             categories=cats,
             category_weight=self.settings.category_weight,
-            size=self._fetch_size(),
+            size=self._lexical_size(),
             source=self.source,
             # Where the engine reports named-query scores, the original query's and the
             # groups' parts are derived from the clauses' (``DerivedParts``): cheaper to run.
@@ -186,6 +205,47 @@ class SiraRetriever:
         if self.reranker is None:
             return self.settings.size
         return max(self.settings.size, self.settings.rerank_top_n)
+
+    def _lexical_size(self) -> int:
+        """How deep the BM25 / SIRA ranking goes: a fused one as deep as ``FUSION_DEPTH``."""
+        if self.vectors is not None and self.vectors.mode == "fused":
+            from .dense import FUSION_DEPTH
+
+            return max(self._fetch_size(), FUSION_DEPTH)
+        return self._fetch_size()
+
+    def _with_vectors(
+        self,
+        texts: Sequence[str],
+        lexical: Sequence[SearchResult | None],
+        wqs: Sequence[WeightedQuery],
+    ) -> tuple[list[SearchResult], list[dict[str, Any]], float]:
+        """The kNN side of ``dense`` / ``hybrid`` / ``sira-hybrid``: kNN alone, or fused with
+        the lexical results by RRF; the bodies to report and the kNN's ms per query."""
+        from .dense import fused_body, rrf, source_fields
+
+        assert self.vectors is not None
+        size = self._fetch_size()
+        depth = self._lexical_size()
+        knn, ms = self.vectors.knn(texts, k=depth, source=source_fields(self.source))
+        if self.vectors.mode == "only":
+            return knn, [self.vectors.body(depth) for _ in texts], ms
+        found: list[SearchResult] = []
+        for lex, dense in zip(lexical, knn, strict=True):
+            assert lex is not None
+            hits = rrf([lex.hits, dense.hits], size=size)
+            total = max(lex.total, len(dense.hits))
+            found.append(SearchResult(hits=hits, total=total, took_ms=lex.took_ms + dense.took_ms))
+        bodies = [fused_body(wq.to_dict(), self.vectors.body(depth), depth) for wq in wqs]
+        return found, bodies, ms
+
+    def _vector_result(self, result: SiraResult, body: dict[str, Any]) -> SiraResult:
+        """A dense or fused result: the body that ran, no per-clause BM25 parts (a fused or
+        kNN score is not a sum of them)."""
+        hits = [h.model_copy(update={"matched_queries": None}) for h in result.hits]
+        fused = self.vectors is not None and self.vectors.mode == "fused"
+        params = dict(self.params) if fused else {}
+        return result.model_copy(update={"hits": hits, "body": body, "params": params})
 
     # -- stages ----------------------------------------------------------------------------
     def _expand(
@@ -327,11 +387,21 @@ class SiraRetriever:
         table, decisions = self._ground(prepared, expansion, timings)
         wq = self.compile(prepared, table, decisions, self._generated(prepared, expansion, notes))
         started = time.perf_counter()
-        found = self.backend.search(self.index, wq.to_dict(), params=self.params or None)
+        lexical: SearchResult | None = None
+        if self.vectors is None or self.vectors.mode == "fused":
+            lexical = self.backend.search(self.index, wq.to_dict(), params=self.params or None)
+        body: dict[str, Any] | None = None
+        if self.vectors is not None:
+            (found,), (body,), _ = self._with_vectors([prepared], [lexical], [wq])
+        else:
+            assert lexical is not None
+            found = lexical
         timings.search_ms = _ms(started)
         result = self._result(
             query, prepared, notes, expansion, table, decisions, wq, found, timings
         )
+        if body is not None:
+            return self._vector_result(result, body)
         logger.debug(
             "SIRA %r on %s: %d of %d candidate phrases kept (%s), %d hits, engine %.1f ms",
             prepared,
@@ -372,9 +442,17 @@ class SiraRetriever:
         for start in range(0, len(staged), batch):
             part = staged[start : start + batch]
             started = time.perf_counter()
-            found = self.backend.msearch(self.index, [s.query.to_dict() for s in part])
+            found: list[SearchResult] = []
+            if self.vectors is None or self.vectors.mode == "fused":
+                found = self.backend.msearch(self.index, [s.query.to_dict() for s in part])
+            bodies: list[dict[str, Any]] | None = None
+            if self.vectors is not None:
+                lexical: list[SearchResult | None] = list(found) or [None] * len(part)
+                found, bodies, _ = self._with_vectors(
+                    [s.text for s in part], lexical, [s.query for s in part]
+                )
             share = _ms(started) / len(part)
-            for s, res in zip(part, found, strict=True):
+            for i, (s, res) in enumerate(zip(part, found, strict=True)):
                 s.timings.search_ms = share
                 with waiting.collect():
                     results.append(
@@ -390,10 +468,14 @@ class SiraRetriever:
                             s.timings,
                         )
                     )
+                    if bodies is not None:
+                        results[-1] = self._vector_result(results[-1], bodies[i])
         waiting.raise_if_any()
         return results
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
         if self.expander is not None:
             self.expander.close()
         if self.reranker is not None:

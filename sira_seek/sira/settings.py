@@ -108,6 +108,18 @@ class SiraSettings(BaseSettings):
         "following in BM25 order; 0 = off. The front ends set it per request (`--rerank N`, "
         "`rerank`), as they set `size`.",
     )
+    num_candidates: int = Field(
+        default=100,
+        ge=1,
+        le=10_000,
+        description="Methods dense, hybrid, sira-hybrid: the candidates each shard's approximate "
+        "kNN looks at (more is slower and closer to exact); at least the kNN's k, raised to it.",
+    )
+    embedder: str | None = Field(
+        default=None,
+        description="Methods dense, hybrid, sira-hybrid: the embedder spec for the query "
+        "(None: the embedded CPU default); it must be the model the index was embedded with.",
+    )
     llm_concurrency: int = Field(default=16, ge=1)
     df_stats_max_age: float = Field(
         default=DEFAULT_DF_STATS_MAX_AGE,

@@ -84,6 +84,7 @@ def classify(exc: BaseException) -> WorkflowError | None:
     from pydantic import ValidationError
 
     from sira_seek.backend import EngineError, ScanContextLostError
+    from sira_seek.embed import EmbedderError
     from sira_seek.ingest import IngestTargetError
     from sira_seek.input_errors import InputError
     from sira_seek.llm.errors import LLMCallError
@@ -124,6 +125,7 @@ def classify(exc: BaseException) -> WorkflowError | None:
         EngineError,
         LLMCallError,
         LLMUnavailableError,
+        EmbedderError,
         TermStatisticsError,
         ScanContextLostError,
     )

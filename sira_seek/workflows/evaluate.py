@@ -96,6 +96,18 @@ class RetrievalEvaluationRequest(SiraRequest):
     run_file: Path | None = None
     log_prefix: str | None = None
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
+    num_candidates: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
+        "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES).",
+    )
+    embedder: str | None = Field(
+        default=None,
+        description="dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
+        "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model.",
+    )
 
     @classmethod
     def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:
@@ -282,6 +294,29 @@ class _Models:
             self.reranker.close()
 
 
+def _batched_run(
+    backend: SearchBackend,
+    request: RetrievalEvaluationRequest,
+    judged: list[Query],
+    models: _Models,
+    settings: SiraSettings,
+    on_progress: Callable[[int], None] | None,
+) -> Run:
+    """Every judged query's top 100, batched: through SIRA's retriever when the method
+    expands the query or uses vectors, else plain BM25 in ``_msearch`` batches."""
+    if models.policy is None and method_spec(request.method).vectors == "none":
+        return bm25_run(backend, request.index, judged)
+    return sira_run(
+        backend,
+        request.index,
+        judged,
+        expander=models.policy,
+        settings=settings,
+        on_progress=on_progress,
+        method=request.method,
+    )
+
+
 def _require_index(backend: SearchBackend, index: str) -> None:
     if not backend.index_exists(index):
         raise NotFound(
@@ -339,17 +374,7 @@ def _evaluate(
         }
         run = record.ranking
     else:
-        if models.policy is not None:
-            run = sira_run(
-                backend,
-                request.index,
-                judged,
-                expander=models.policy,
-                settings=settings,
-                on_progress=retrieval_progress,
-            )
-        else:
-            run = bm25_run(backend, request.index, judged)
+        run = _batched_run(backend, request, judged, models, settings, retrieval_progress)
         if rerank is not None:
             run = rerank(run).run
         metrics = {

@@ -14,6 +14,11 @@ this table what the method needs, instead of comparing names: a method added her
   text is added to the query ungrounded, as ``BM25(q) + w * BM25(text)`` with w = 0.2 by
   default: query2doc's recipe (the query repeated five times before the generated text, one
   BM25 query), which ranks the same. Prompts: ``sira.generation_prompts``.
+- ``dense``: the engine's approximate kNN over the index's vector field (``ingest --embed``),
+  the query embedded by the embedder the index was embedded with (``sira.dense``).
+- ``hybrid``: BM25 and ``dense`` fused by reciprocal rank fusion (ours, k = 60, the standard
+  constant of Cormack et al. 2009; no local engine offers its own fusion for free).
+- ``sira-hybrid``: SIRA's weighted query fused with ``dense`` the same way.
 """
 
 from __future__ import annotations
@@ -22,11 +27,15 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-RetrievalMethod = Literal["bm25", "sira", "hyde", "cot"]
+RetrievalMethod = Literal["bm25", "sira", "hyde", "cot", "dense", "hybrid", "sira-hybrid"]
 
 #: Where a method's query additions come from: nothing, candidate phrases (an LLM or a table,
 #: then grounded), or a text an LLM writes for the query (added as it is).
 Additions = Literal["none", "phrases", "generated"]
+
+#: What a method does with the index's vectors: nothing, kNN alone (no BM25 query), or kNN
+#: fused with the BM25 / SIRA query by reciprocal rank fusion.
+Vectors = Literal["none", "only", "fused"]
 
 GENERATED_WEIGHT = 0.2
 """w of a generated text: query2doc (Wang et al. 2023) and Jagerman et al. (2023) put the
@@ -44,11 +53,18 @@ class MethodSpec(BaseModel):
     additions: Additions
     default_weight: float | None = None
     """The expansion weight when the request gives none (None: SIRA's setting)."""
+    vectors: Vectors = "none"
 
     @property
     def calls_llm(self) -> bool:
         """Whether the method may ask an LLM per query (a batch round, a progress bar)."""
         return self.additions != "none"
+
+    @property
+    def through_retriever(self) -> bool:
+        """Whether the method runs through SIRA's retriever (query additions or vectors);
+        plain BM25 alone is batched without it."""
+        return self.additions != "none" or self.vectors != "none"
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -74,6 +90,24 @@ METHODS: dict[str, MethodSpec] = {
             "query",
             additions="generated",
             default_weight=GENERATED_WEIGHT,
+        ),
+        MethodSpec(
+            name="dense",
+            summary="the engine's kNN over the index's vectors (ingest --embed)",
+            additions="none",
+            vectors="only",
+        ),
+        MethodSpec(
+            name="hybrid",
+            summary="BM25 and dense fused by reciprocal rank fusion (k = 60)",
+            additions="none",
+            vectors="fused",
+        ),
+        MethodSpec(
+            name="sira-hybrid",
+            summary="SIRA's weighted query and dense fused by reciprocal rank fusion (k = 60)",
+            additions="phrases",
+            vectors="fused",
         ),
     )
 }

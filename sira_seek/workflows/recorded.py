@@ -60,16 +60,12 @@ def recorded_run(
     tokens: list[int] = []
     run: dict[str, dict[str, float]] = {}
     engine, index_name = backend.info.engine, index
-    if method_spec(method).additions != "none":  # sira, hyde, cot: through SIRA's retriever
+    if method_spec(method).through_retriever:  # all but bm25: through SIRA's retriever
         sira_settings = settings or SiraSettings()
         results = sira_results(
-            backend,
-            index,
-            judged,
-            expander=expander,
-            settings=sira_settings,
-            on_progress=on_progress,
-        )
+            backend, index, judged, expander=expander, settings=sira_settings,
+            on_progress=on_progress, method=method,
+        )  # fmt: skip
         logger = QueryLogger(backend, prefix=log_prefix) if log_prefix else None
         for query, result in zip(judged, results, strict=True):
             run[query.id] = {h.id: h.score for h in result.hits}

@@ -39,8 +39,10 @@ from .sira_setup import (
 )
 
 if TYPE_CHECKING:
+    from sira_seek.backend import SearchBackend
     from sira_seek.sira.index_profile import ProfileCache
     from sira_seek.sira.rerank import LLMReranker
+    from sira_seek.sira.settings import SiraSettings
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +106,18 @@ class SearchRequest(SiraRequest):
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict_expansions: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
+    num_candidates: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
+        "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES).",
+    )
+    embedder: str | None = Field(
+        default=None,
+        description="dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
+        "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model.",
+    )
 
     @field_validator("query")
     @classmethod
@@ -146,8 +160,6 @@ def search(
     is not there is ``Unavailable`` naming it unless ``request.on_llm_failure`` is
     ``fallback``, which runs the query as plain BM25, said so in the result.
     """
-    from sira_seek.sira.retriever import SiraRetriever
-
     settings = request.settings()
     depth = settings.rerank_top_n
     additions = method_spec(request.method).additions
@@ -186,26 +198,7 @@ def search(
             if reranker is None and depth:
                 reranker = owned_reranker = choose_reranker(request.llm, depth)
             try:
-                retriever = SiraRetriever(
-                    backend,
-                    request.index,
-                    settings=settings,
-                    expander=failure_policy(
-                        expander if additions != "none" else None,
-                        request.on_llm_failure,
-                        request.llm,
-                    ),
-                    profile=profiles.get(backend, request.index) if profiles is not None else None,
-                    source=list(request.source_fields),
-                    reranker=reranker,
-                    stop_when_llm_down=request.on_llm_failure == "error",
-                )
-                result = retriever.search(
-                    request.query,
-                    query_id=request.query_id,
-                    phrases=request.phrases if additions == "phrases" else None,
-                    phrase_source="precomputed",
-                )
+                result = _search_one(backend, request, settings, expander, reranker, profiles)
             except Exception:
                 if profiles is not None:
                     # A mapping changed under a cached profile fails the search: read it anew.
@@ -217,6 +210,44 @@ def search(
         if owned_reranker is not None:
             owned_reranker.close()
     return _say_fallback(request, result)
+
+
+def _search_one(
+    backend: SearchBackend,
+    request: SearchRequest,
+    settings: SiraSettings,
+    expander: QueryExpander | None,
+    reranker: LLMReranker | None,
+    profiles: ProfileCache | None,
+) -> SiraResult:
+    """``request``'s one query through SIRA's retriever (the caller's expander and reranker
+    stay open; the retriever's own embedder, for dense and hybrid methods, is closed)."""
+    from sira_seek.sira.retriever import SiraRetriever
+
+    additions = method_spec(request.method).additions
+    retriever = SiraRetriever(
+        backend,
+        request.index,
+        settings=settings,
+        expander=failure_policy(
+            expander if additions != "none" else None, request.on_llm_failure, request.llm
+        ),
+        profile=profiles.get(backend, request.index) if profiles is not None else None,
+        source=list(request.source_fields),
+        reranker=reranker,
+        stop_when_llm_down=request.on_llm_failure == "error",
+        method=request.method,
+    )
+    try:
+        return retriever.search(
+            request.query,
+            query_id=request.query_id,
+            phrases=request.phrases if additions == "phrases" else None,
+            phrase_source="precomputed",
+        )
+    finally:
+        if retriever.vectors is not None:
+            retriever.vectors.close()
 
 
 def fell_back_to_bm25(method: str, result: SiraResult) -> bool:
@@ -263,6 +294,18 @@ class QueriesSearchRequest(SiraRequest):
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
+    num_candidates: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
+        "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES).",
+    )
+    embedder: str | None = Field(
+        default=None,
+        description="dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
+        "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model.",
+    )
 
 
 def search_queries(
@@ -324,8 +367,13 @@ def _search_queries(
                 source=list(request.source_fields),
                 reranker=reranker,
                 stop_when_llm_down=request.on_llm_failure == "error",
+                method=request.method,
             )
-            results = retriever.search_many([QueryInput(text=q.text, id=q.id) for q in queries])
+            try:
+                results = retriever.search_many([QueryInput(text=q.text, id=q.id) for q in queries])
+            finally:
+                if retriever.vectors is not None:
+                    retriever.vectors.close()
     finally:
         if expander is not None:
             expander.close()

@@ -139,6 +139,8 @@ class SiraRequest(WorkflowRequest):
             task=self.task,
             size=getattr(self, "k", None),
             rerank_top_n=self.rerank,
+            num_candidates=getattr(self, "num_candidates", None),
+            embedder=getattr(self, "embedder", None),
         )
 
 
