@@ -28,6 +28,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from sira_seek import __version__
 from sira_seek.redaction import Redactor
+from sira_seek.workflows.methods import METHODS
 from sira_seek.workflows.validation import INDEX_PATTERN
 
 from .errors import UNAVAILABLE_ERRORS, install_error_handlers
@@ -137,6 +138,13 @@ def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
             rerank = schema["components"]["schemas"]["SearchBody"]["properties"]["rerank"]
             rerank["maximum"] = 0
             rerank["description"] += " This server has no LLM: 0 only."
+            # Nor can it run a method whose text an LLM writes (hyde, cot; the route refuses
+            # them with 422): the document lists the methods it serves. SIRA is served with
+            # the body's phrases (or as BM25 with a note when it brings none).
+            method = schema["components"]["schemas"]["SearchBody"]["properties"]["method"]
+            served = [m.name for m in METHODS.values() if m.additions != "generated"]
+            method["anyOf"] = [{"type": "string", "enum": served}, {"type": "null"}]
+            method["description"] += " This server has no LLM: " + ", ".join(served) + " only."
         app.openapi_schema = schema
         return schema
 
