@@ -143,3 +143,16 @@ def _document(passage: RetrievedPassage) -> Document:
     return Document(
         id=passage.id, content=passage.text, meta=passage.metadata(), score=passage.score
     )
+
+
+def __getattr__(name: str) -> object:
+    """``SiraSeekRetriever``, the name of this class before each framework's retriever got a
+    name of its own (no class name twice in sira_seek): still importable, with a warning."""
+    if name == "SiraSeekRetriever":
+        import warnings
+
+        warnings.warn(
+            "SiraSeekRetriever is now SiraSeekHaystackRetriever", DeprecationWarning, stacklevel=2
+        )
+        return SiraSeekHaystackRetriever
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -140,3 +140,16 @@ class SiraSeekLangChainRetriever(BaseRetriever):
 
 def _document(passage: RetrievedPassage) -> Document:
     return Document(id=passage.id, page_content=passage.text, metadata=passage.metadata())
+
+
+def __getattr__(name: str) -> object:
+    """``SiraSeekRetriever``, the name of this class before each framework's retriever got a
+    name of its own (no class name twice in sira_seek): still importable, with a warning."""
+    if name == "SiraSeekRetriever":
+        import warnings
+
+        warnings.warn(
+            "SiraSeekRetriever is now SiraSeekLangChainRetriever", DeprecationWarning, stacklevel=2
+        )
+        return SiraSeekLangChainRetriever
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -108,3 +108,16 @@ def _node(passage: RetrievedPassage) -> NodeWithScore:
         excluded_embed_metadata_keys=list(HIDDEN_METADATA),
     )
     return NodeWithScore(node=node, score=passage.score)
+
+
+def __getattr__(name: str) -> object:
+    """``SiraSeekRetriever``, the name of this class before each framework's retriever got a
+    name of its own (no class name twice in sira_seek): still importable, with a warning."""
+    if name == "SiraSeekRetriever":
+        import warnings
+
+        warnings.warn(
+            "SiraSeekRetriever is now SiraSeekLlamaIndexRetriever", DeprecationWarning, stacklevel=2
+        )
+        return SiraSeekLlamaIndexRetriever
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
