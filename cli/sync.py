@@ -22,6 +22,7 @@ from sira_seek.redaction import write_masked_text
 from sira_seek.sync.batch_requests import export_requests
 from sira_seek.sync.checkpoint import RunStateStore
 from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
+from sira_seek.sync.embed_runner import EmbedReport
 from sira_seek.sync.index_status import index_sync_status
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.migrate import check_migration_names, migrate_index
@@ -179,6 +180,19 @@ def _summary(report: RunReport) -> str:
     is_flag=True,
     help="End with a merge that drops the deleted copies each update leaves (exact DF/IDF).",
 )
+@click.option(
+    "--embed",
+    is_flag=True,
+    help="Add vectors instead of phrases: each new or changed document gets the vector of its "
+    "--fields (for --method dense, hybrid); with --slice, --resume, --dry-run, --page-size.",
+)
+@click.option(
+    "--embedder",
+    "embedder_spec",
+    metavar="SPEC",
+    default=None,
+    help="With --embed: cpu (the default) or openai:URL#MODEL; the index's recorded model.",
+)
 @no_progress_option
 @json_option("Print the run report (with --estimate: the estimate) as JSON.")
 @cluster_options
@@ -195,8 +209,15 @@ def run_cmd(
 ) -> None:
     """Enrich the documents of INDEX that are new or changed; safe to re-run and to kill.
 
-    Exits 3 (after the report) when the cluster refused some writes.
+    With --embed, give them vectors instead. Exits 3 (after the report) when the cluster
+    refused some writes.
     """
+    embed, embedder_spec = kw.pop("embed"), kw.pop("embedder_spec")
+    if embed:
+        _embed_run(index, embedder_spec, report_path, no_progress, as_json, estimate=estimate, **kw)
+        return
+    if embedder_spec is not None:
+        raise click.UsageError("--embedder applies with --embed only")
     if sum(x is not None for x in (kw["from_jsonl"], kw["from_batch_output"], kw["llm"])) != 1:
         raise click.UsageError(
             "give exactly one of --from-jsonl FILE and --llm SPEC (or --from-batch-output FILE)"
@@ -218,6 +239,90 @@ def run_cmd(
     progress = _progress(index, quiet=quiet, resume=request.resume)
     report = enrich(backend, request, on_start=progress, notice=_stderr)
     _render_report(report, report_path, as_json)
+
+
+#: run options that only an enrichment (LLM or precomputed phrases) reads.
+_ENRICH_ONLY = (
+    "from_jsonl",
+    "from_batch_output",
+    "llm",
+    "tau",
+    "task",
+    "model_id",
+    "prompt_id_override",
+    "text_budget",
+    "concurrency",
+)
+
+
+def _embed_run(
+    index: str,
+    embedder_spec: str | None,
+    report_path: Path | None,
+    no_progress: bool,
+    as_json: bool,
+    *,
+    estimate: bool,
+    **kw: Any,
+) -> None:
+    """``--embed``: the vectors of INDEX (``workflows.embed_sync``), its report."""
+    given = [f"--{k.replace('_override', '').replace('_', '-')}" for k in _ENRICH_ONLY if kw[k]]
+    given += ["--estimate"] * estimate + ["--categories"] * kw["categories"]
+    given += ["--expunge-deletes"] * kw["expunge_deletes"]
+    if given:
+        raise click.UsageError(f"--embed adds vectors, not phrases: drop {', '.join(given)}")
+    from sira_seek.workflows.embed_sync import embed_index
+
+    cluster = {k: kw.pop(k) for k in list(kw) if k in CLUSTER_KEYS}
+    backend = backend_from_options(cluster)
+    total = backend.count(index) if backend.index_exists(index) else 0
+    bar = _ProgressBar(
+        total,
+        disable=not show_progress(no_progress=no_progress, as_json=as_json),
+        desc=f"sira-sync --embed {index}",
+    )
+    try:
+        report = embed_index(
+            backend,
+            index,
+            embedder_spec=embedder_spec,
+            fields=kw["fields"],
+            slice=kw["slice_text"],
+            resume=kw["resume"],
+            dry_run=kw["dry_run"],
+            page_size=kw["page_size"],
+            state_dir=kw["state_dir"],
+            on_page=bar,
+        )
+    finally:
+        bar.close()
+    _render_embed_report(report, report_path, as_json)
+
+
+def _render_embed_report(report: EmbedReport, report_path: Path | None, as_json: bool) -> None:
+    """The --embed report on stdout (and in ``--report``); exit 3 when writes were refused."""
+    if report_path is not None:
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        write_masked_text(report_path, report.model_dump_json(indent=2))
+    c = report.counts
+    done = (
+        f"would embed {c.new + c.changed + c.outdated}"
+        if report.dry_run
+        else f"{c.enriched} embedded ({report.model})"
+    )
+    click.echo(
+        report.model_dump_json(indent=2)
+        if as_json
+        else f"{report.index} {report.slice}: {c.seen} seen, {done}, {c.current} current, "
+        f"{c.no_input} without text, {c.conflicts} changed mid-run ({report.seconds:.1f}s)"
+    )
+    if c.write_errors:
+        for refused in report.write_error_samples[:5]:
+            click.echo(f"write refused: {refused}", err=True)
+        click.echo(
+            f"{c.write_errors} documents were not written; the next run retries them.", err=True
+        )
+        raise SystemExit(ExitCode.PARTIAL_FAILURE)
 
 
 def _stderr(message: str) -> None:

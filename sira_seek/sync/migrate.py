@@ -38,7 +38,8 @@ class MigrationReport(BaseModel):
 def target_index_body(
     backend: SearchBackend, source_index: str, *, shards: int = 1, replicas: int = 0
 ) -> dict[str, Any]:
-    """Settings and mappings for the copy: the source's, plus what enrichment needs."""
+    """Settings and mappings for the copy: the source's, plus what enrichment and, on a
+    cluster with vectors, a vector field need (``vector_index_settings``)."""
     (index_settings,) = backend.index_settings(source_index).values()
     (mapping_body,) = backend.get_mapping(source_index).values()
     analysis = copy.deepcopy(index_settings.get("analysis", {}))
@@ -58,6 +59,10 @@ def target_index_body(
     }
     if "similarity" in index_settings:
         settings["index"]["similarity"] = copy.deepcopy(index_settings["similarity"])
+    if backend.capabilities().vectors:
+        # Ready for ``sira-sync --embed``: OpenSearch's index.knn is taken at creation only,
+        # and an index made without it is migrated for exactly that.
+        settings["index"].update(backend.vector_index_settings())
     mappings = copy.deepcopy(mapping_body.get("mappings", {}))
     props = mappings.setdefault("properties", {})
     if "phrases" in props.get("sira_enrichment", {}).get("properties", {}) and "sira_sync" in props:

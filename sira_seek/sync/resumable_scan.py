@@ -87,6 +87,8 @@ def scan_pages(
     restartable: bool,
     counts: RunCounts,
     before_restart: Callable[[], None] | None = None,
+    meta_field: str = "sira_sync",
+    done_query: Callable[[Checkpoint], dict[str, Any]] = processed_by_run_query,
 ) -> Generator[list[SearchHit], None, None]:
     """Scan pages; when the point in time expires (an LLM page outlasted its keep-alive),
     scan again leaving out what this run already wrote, as a resume does.
@@ -98,14 +100,16 @@ def scan_pages(
     ``MAX_STALLED_RESTARTS`` such restarts in a row, so a cluster that stays broken still
     stops the run. Each restart is counted in ``counts``. ``before_restart`` runs first (the
     runner finishes a write still in flight, so the new scan sees it as done).
+    ``meta_field`` is the per-document record read with the fields and ``done_query`` what
+    this run wrote (enrichment's by default; ``sira-sync --embed`` passes its own).
     """
     stalled = 0
     while True:
-        query = processed_by_run_query(checkpoint) if exclude_done else None
+        query = done_query(checkpoint) if exclude_done else None
         progressed = False
         try:
             for page in read_ahead(
-                backend.scan(index, query=query, page_size=page_size, source=[*fields, "sira_sync"])
+                backend.scan(index, query=query, page_size=page_size, source=[*fields, meta_field])
             ):
                 yield page
                 progressed = True

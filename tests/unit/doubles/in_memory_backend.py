@@ -186,6 +186,7 @@ class MemoryIndex:
     deleted_copies: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     generated_ids: int = 0
     uuid: str = field(default_factory=lambda: f"mem-{next(_UUIDS)}")  # a new one per index
+    meta: dict[str, Any] | None = None  # the mapping's _meta, as put_mapping last replaced it
 
 
 @dataclass
@@ -487,14 +488,22 @@ class InMemoryBackend:
 
     def get_mapping(self, index: str) -> dict[str, Any]:
         names, _ = self.resolve_name(index)
-        return {
-            n: {"mappings": {"properties": copy.deepcopy(self.indexes[n].properties)}}
-            for n in names
-        }
+        out: dict[str, Any] = {}
+        for n in names:
+            body: dict[str, Any] = {"properties": copy.deepcopy(self.indexes[n].properties)}
+            if self.indexes[n].meta is not None:
+                body["_meta"] = copy.deepcopy(self.indexes[n].meta)
+            out[n] = {"mappings": body}
+        return out
 
-    def put_mapping(self, index: str, properties: Mapping[str, Any]) -> None:
+    def put_mapping(
+        self, index: str, properties: Mapping[str, Any], meta: Mapping[str, Any] | None = None
+    ) -> None:
+        """Adds ``properties``; ``meta`` replaces the whole ``_meta``, as the engines do."""
         self.put_mappings.append(copy.deepcopy(dict(properties)))
         _merge(self._idx(index).properties, properties)
+        if meta is not None:
+            self._idx(index).meta = copy.deepcopy(dict(meta))
 
     # -- writes --------------------------------------------------------------------------
     def bulk_upsert(self, index: str, docs: Iterable[Mapping[str, Any]]) -> BulkResult:

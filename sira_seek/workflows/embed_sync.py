@@ -1,0 +1,60 @@
+"""``sira-sync --index I --embed``: the vectors of an index you already run, checked once here.
+
+The run itself is ``sync.embed_runner.EmbedRunner``; this workflow checks the request before
+any request reaches the cluster (the index name, the slice, the embedder spec), builds the
+embedder and closes it when the run ends, so the CLI and the library share one path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sira_seek.backend import SearchBackend
+from sira_seek.sync.embed_runner import EmbedReport, EmbedRunner
+from sira_seek.sync.run_report import RunCounts
+from sira_seek.sync.settings import SyncSettings
+from sira_seek.sync.slicing import SliceSpec
+
+from . import validation
+
+
+def embed_index(
+    backend: SearchBackend,
+    index: str,
+    *,
+    embedder_spec: str | None = None,
+    fields: str | None = None,
+    slice: str | None = None,
+    resume: bool = False,
+    dry_run: bool = False,
+    page_size: int | None = None,
+    state_dir: Path | None = None,
+    on_page: Callable[[int, RunCounts], None] | None = None,
+) -> EmbedReport:
+    """Give every document of ``index`` (of the slice) whose vector is missing or stale one.
+
+    ``embedder_spec``: ``cpu`` (None: the CPU default) or ``openai:URL#MODEL``; the index's
+    recorded embedder must be the same model."""
+    from sira_seek.embed import make_embedder
+
+    validation.index_name(index)
+    slice_spec = SliceSpec.parse(slice)
+    overrides: dict[str, Any] = {"fields": fields, "page_size": page_size, "state_dir": state_dir}
+    settings = SyncSettings(**{k: v for k, v in overrides.items() if v is not None})
+    embedder = make_embedder(embedder_spec)
+    try:
+        runner = EmbedRunner(
+            backend,
+            index,
+            embedder,
+            settings,
+            slice_spec=slice_spec,
+            dry_run=dry_run,
+            resume=resume,
+            on_page=on_page,
+        )
+        return runner.run()
+    finally:
+        embedder.close()
