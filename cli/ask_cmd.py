@@ -93,6 +93,7 @@ def ask(
         llm=seek.llm_spec,
         retriever=seek.retriever,
         expansions=seek.expansions,
+        embedder=seek.embedder,
         settings=seek.settings_values(),
         use_cache=False if seek.no_cache else None,
     )

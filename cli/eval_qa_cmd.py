@@ -145,6 +145,7 @@ def eval_qa(
         llm=seek.llm_spec,
         retriever=seek.retriever,
         expansions=seek.expansions,
+        embedder=seek.embedder,
         use_cache=False if seek.no_cache else None,
         predictions=options.pop("predictions_out"),
         **options,

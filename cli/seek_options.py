@@ -12,13 +12,14 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from sira_seek.seek.retrieval import Retriever
 from sira_seek.seek.settings import METHODS, VARIANTS
 from sira_seek.workflows.ask import retriever_for
+from sira_seek.workflows.sira_setup import SeekRetrieverName
 
 from .options import LazyBackend, prompt_style_option
 
@@ -35,6 +36,7 @@ class SeekChoices:
     llm_spec: str | None
     retriever: str
     expansions: Path | None
+    embedder: str | None
     variant: str
     prompt_style: str
     top_k: int | None
@@ -75,6 +77,7 @@ class SeekChoices:
             retriever=self.retriever,  # type: ignore[arg-type]
             llm=self.llm_spec,
             expansions=self.expansions,
+            embedder=self.embedder,
         )
 
 
@@ -100,10 +103,19 @@ _SEEK_FLAGS = [
     ),
     click.option(
         "--retriever",
-        type=click.Choice(["bm25", "sira"]),
+        type=click.Choice(list(get_args(SeekRetrieverName))),
         default="bm25",
         show_default=True,
-        help="How sub-queries search the index.",
+        help="How sub-queries search the index; dense and hybrid use its vectors (ingest "
+        "--embed or sira-sync --embed).",
+    ),
+    click.option(
+        "--embedder",
+        metavar="SPEC",
+        default=None,
+        help="Embedder for --retriever dense/hybrid (the index's model) and, in eval qa "
+        "--diagnostics, for the cosine sub-query similarity (token overlap without one): cpu "
+        "or openai:URL#MODEL.",
     ),
     click.option(
         "--expansions",

@@ -130,12 +130,12 @@ class BM25Retriever:
 
 
 class SiraDocumentRetriever:
-    """SIRA ranking, then one ``ids`` query for the texts (SIRA results carry ids and titles)."""
+    """SIRA ranking, then one ``ids`` query for the texts (SIRA results carry ids and titles).
+    Also dense and hybrid (the retriever's ``method``), which rank through it the same way."""
 
-    name = "sira"
-
-    def __init__(self, sira: SiraRetriever) -> None:
+    def __init__(self, sira: SiraRetriever, name: str = "sira") -> None:
         self.sira = sira
+        self.name = name
 
     def _texts(self, ids: list[str]) -> dict[str, RetrievedDoc]:
         if not ids:

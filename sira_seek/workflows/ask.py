@@ -32,6 +32,7 @@ from .sira_setup import (
     SeekRetrieverName,
     backend_of,
     choose_expander,
+    sira_settings,
 )
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,9 @@ class AskRequest(BaseModel):
     llm: str | None = None
     retriever: SeekRetrieverName = "bm25"
     expansions: Path | None = None
+    embedder: str | None = None
+    """--retriever dense/hybrid: the query embedder (None: SIRA's setting, else the CPU
+    default); it must be the model the index was embedded with."""
     settings: SeekSettings = Field(default_factory=SeekSettings)
     use_cache: StrictBool | None = None
 
@@ -92,10 +96,13 @@ def build_retriever(
     *,
     llm: str | None = None,
     expansions: Path | None = None,
+    embedder: str | None = None,
 ) -> Retriever:
-    """SEEK's sub-query retriever: BM25, or SIRA with phrases from a file or an LLM (the file
-    wins when both are given: SEEK's own LLM is always there). The search methods SEEK does
-    not take (``hyde``, ``cot``) are ``InvalidInput``, not SIRA under another name."""
+    """SEEK's sub-query retriever: BM25, SIRA with phrases from a file or an LLM (the file
+    wins when both are given: SEEK's own LLM is always there), or the index's vectors
+    (``dense``: kNN; ``hybrid``: BM25 and kNN fused; ``embedder`` embeds the sub-queries, by
+    the index's model). The search methods SEEK does not take (``hyde``, ``cot``,
+    ``sira-hybrid``) are ``InvalidInput``, not another method under their name."""
     if name not in get_args(SeekRetrieverName):
         choices = ", ".join(get_args(SeekRetrieverName))
         raise InvalidInput(
@@ -104,6 +111,11 @@ def build_retriever(
     if name == "bm25":
         return BM25Retriever(backend, index)
     from sira_seek.sira.retriever import SiraRetriever
+
+    if name in ("dense", "hybrid"):
+        settings = sira_settings(embedder=embedder)
+        sira = SiraRetriever(backend, index, settings=settings, method=name)
+        return SiraDocumentRetriever(sira, name=name)
 
     expander = choose_expander(
         "sira", expansions=expansions, llm=None if expansions is not None else llm
@@ -119,6 +131,7 @@ def retriever_for(
     retriever: RetrievalMethod = "bm25",
     llm: str | None = None,
     expansions: Path | None = None,
+    embedder: str | None = None,
 ) -> Retriever | None:
     """The retriever ``method`` needs (none for closed-book answers, which never connect),
     after checking the index name and that the index exists."""
@@ -138,7 +151,12 @@ def retriever_for(
 
     # SIRA's phrases come from SEEK's own LLM unless a file is given.
     return build_retriever(
-        backend, index, retriever, llm=llm or LLMSettings().backend, expansions=expansions
+        backend,
+        index,
+        retriever,
+        llm=llm or LLMSettings().backend,
+        expansions=expansions,
+        embedder=embedder,
     )
 
 
@@ -162,6 +180,7 @@ async def ask(
             retriever=request.retriever,
             llm=request.llm,
             expansions=request.expansions,
+            embedder=request.embedder,
         )
     session = open_session(
         retriever=found, llm_spec=request.llm, settings=settings, use_cache=request.use_cache

@@ -46,6 +46,10 @@ class QAEvaluationRequest(WorkflowRequest):
     llm: str | None = None
     retriever: RetrievalMethod = "bm25"
     expansions: Path | None = None
+    embedder: str | None = None
+    """The embedder spec: --retriever dense/hybrid embed sub-queries with it, and the
+    analyses' sub-query similarity is its cosine (the SEEK paper's §5.3 reading; without one,
+    the named token-overlap fallback)."""
     use_cache: bool | None = None
     limit: StrictInt | None = Field(default=None, ge=1)
     strict: bool = True
@@ -128,6 +132,7 @@ def evaluate_qa(
             retriever=request.retriever,
             llm=request.llm,
             expansions=request.expansions,
+            embedder=request.embedder,
         )
         report, usage, gains, answers = asyncio.run(
             _answer(request, retriever, questions, on_start=on_start, on_result=on_result)

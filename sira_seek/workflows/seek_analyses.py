@@ -8,7 +8,10 @@ The analyses are pure functions over plain traces (`sira_seek.metrics.seek_diagn
   (`evaluate.fetch_ranked_passages`);
 * the opt-in answers of the per-iteration analysis and the slot ablation
   (`sira_seek.seek.analysis_answers`), asked with the run's own LLM and answer prompt;
-* the traces, with those answers, for `seek_diagnostics`.
+* the traces, with those answers, for `seek_diagnostics`;
+* the sub-query similarity: the cosine of the request's embedder (``--embedder``), as §5.3
+  measures it with Qwen3-Embedding-0.6B, else the named token-overlap fallback
+  (`TokenJaccard`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from sira_seek.metrics.information_gain import InformationGains
 from sira_seek.metrics.seek_answer_analyses import AnalysisCost
-from sira_seek.metrics.seek_diagnostics import RECALL_DEPTH, SeekDiagnostics, seek_diagnostics
+from sira_seek.metrics.seek_diagnostics import (
+    RECALL_DEPTH,
+    TOKEN_JACCARD,
+    EmbeddingCosine,
+    QuestionTrace,
+    SeekDiagnostics,
+    SubQuerySimilarity,
+    seek_diagnostics,
+    sub_queries,
+)
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.results import SeekResult
 
@@ -99,6 +111,25 @@ def retrieved_passages(
     }
 
 
+def subquery_similarity_measure(
+    embedder_spec: str | None, traces: Sequence[QuestionTrace]
+) -> SubQuerySimilarity:
+    """The embedder's cosine when one is given (every sub-query embedded in one batch, the
+    embedder closed after), named ``embedding_cosine:MODEL``; else `TOKEN_JACCARD`."""
+    if embedder_spec is None:
+        return TOKEN_JACCARD
+    from sira_seek.embed import make_embedder
+
+    texts = list(dict.fromkeys(q for trace in traces if trace.ok for q in sub_queries(trace)))
+    embedder = make_embedder(embedder_spec)
+    try:
+        vectors = dict(zip(texts, embedder.embed_queries(texts) if texts else [], strict=True))
+        model = embedder.model
+    finally:
+        embedder.close()
+    return EmbeddingCosine(vectors.__getitem__, name=f"embedding_cosine:{model}")
+
+
 def diagnose(
     request: QAEvaluationRequest,
     report: BatchReport,
@@ -122,6 +153,7 @@ def diagnose(
     return seek_diagnostics(
         traces,
         qrels,
+        similarity=subquery_similarity_measure(request.embedder, traces),
         passages=answers.passages,
         wall_s=report.wall_s,
         run_questions=report.answered + report.failed,

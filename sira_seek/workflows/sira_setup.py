@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SeekRetrieverName = Literal["bm25", "sira"]
-"""How SEEK's sub-queries search (``ask --retriever``): a subset of ``RetrievalMethod``."""
+SeekRetrieverName = Literal["bm25", "sira", "dense", "hybrid"]
+"""How SEEK's sub-queries search (``ask --retriever``): a subset of ``RetrievalMethod``
+(dense and hybrid: the index's vectors, as the SEEK paper retrieves with an embedding model)."""
 
 #: Precomputed expansions: a JSONL file (``{"_id" or "text", "keywords": [...]}`` per line) or
 #: a mapping from a query id or the exact query text to its candidate phrases.
