@@ -307,6 +307,7 @@ class SiraSeek:
         use_cache: bool | None = None,
         thinking: bool | None = None,
         max_steps: int | None = None,
+        embedder: str | None = None,
     ) -> SeekResult:
         """Answer ``question`` with SEEK (or a baseline ``method``) over ``index``.
 
@@ -314,8 +315,10 @@ class SiraSeek:
         answer, LLM usage and timings. ``llm`` is a spec as for ``--llm`` (default: the
         ``SIRA_SEEK_LLM_BACKEND`` setting, else the embedded CPU model). ``thinking`` turns
         Qwen3-style thinking on (off by default); ``max_steps`` caps the retrieval steps of the
-        Plan and w/o-Initialization variants (as ``--max-steps``). Blocking; inside a
-        running event loop (a notebook) use ``await aask(...)``.
+        Plan and w/o-Initialization variants (as ``--max-steps``). ``retriever`` ``dense`` or
+        ``hybrid`` searches the index's vectors, sub-queries embedded by ``embedder`` (a spec
+        as for ``--embedder``; default the ``SIRA_SEEK_SIRA_EMBEDDER`` setting, else ``cpu``).
+        Blocking; inside a running event loop (a notebook) use ``await aask(...)``.
         """
         return asyncio.run(
             self.aask(
@@ -330,6 +333,7 @@ class SiraSeek:
                 use_cache=use_cache,
                 thinking=thinking,
                 max_steps=max_steps,
+                embedder=embedder,
             )
         )
 
@@ -347,6 +351,7 @@ class SiraSeek:
         use_cache: bool | None = None,
         thinking: bool | None = None,
         max_steps: int | None = None,
+        embedder: str | None = None,
     ) -> SeekResult:
         """``ask`` for code already inside an event loop."""
         from sira_seek.workflows import ask as flow
@@ -363,6 +368,7 @@ class SiraSeek:
             use_cache=use_cache,
             thinking=thinking,
             max_steps=max_steps,
+            embedder=embedder,
         )
         return await flow.ask(self._backend, request)
 

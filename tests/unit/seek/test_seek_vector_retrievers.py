@@ -141,3 +141,25 @@ def test_eval_qa_with_the_dense_retriever_and_the_embedders_similarity(
     # The retriever's embedder embedded each sub-query; the analyses' own embedder every
     # sub-query of the run in one batch, closed after.
     assert [m.queries for m in made] == [list(gists), list(gists)] and made[1].closed
+
+
+def test_the_library_asks_with_the_dense_retriever_and_its_embedder(
+    embedded: InMemoryBackend, made: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sira_seek.client import SiraSeek
+
+    llm = ScriptedSeekLLMDouble(
+        {
+            "sketch": "# Q\n## volcano island Sicily",
+            "subquery": lambda text: f"<query>{target_in(text)}</query>",
+            "evidence": lambda text: "noted.",
+            "answer": lambda text: "<answer>Etna</answer>",
+        }
+    )
+    monkeypatch.setattr(api, "create_llm_client", lambda *a, **k: llm)
+    result = SiraSeek(embedded).ask(
+        "Which?", index="idx", llm="openai:http://127.0.0.1:9/v1#m", retriever="hybrid",
+        embedder="cpu",
+    )  # fmt: skip
+    assert result.steps[0].retrieved_ids[0] == "etna"
+    assert made[0].queries == ["volcano island Sicily"]
