@@ -149,6 +149,14 @@ class SearchBody(BaseModel):
         description="When the server's LLM is not there: error (503 naming it) or fallback "
         "(plain BM25, `fell_back_to_bm25` true and a note in the answer).",
     )
+    num_candidates: (
+        Annotated[int, Field(ge=1, le=10_000), BeforeValidator(_json_integer)] | None
+    ) = Field(
+        default=None,
+        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
+        "(default 100). The query embedder is the server's (SIRA_SEEK_SIRA_EMBEDDER, default "
+        "cpu) and must be the index's model (else 422).",
+    )
 
     @field_validator("query")
     @classmethod

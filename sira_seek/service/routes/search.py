@@ -113,6 +113,7 @@ def _search(
         # It names the LLM in an error (masked); it only reranks when phrases are given.
         llm=spec if shared is not None or reading is not None else None,
         on_llm_failure=request.on_llm_failure,
+        num_candidates=request.num_candidates,
     )
     # Not closed after the request: the expander and the reranker (and their model) are the
     # server's. An LLM that is not there is the workflow's ``Unavailable`` (503) unless the
