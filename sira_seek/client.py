@@ -202,6 +202,8 @@ class SiraSeek:
         query_id: str | None = None,
         rerank: int = 0,
         on_llm_failure: OnLLMFailure = "error",
+        num_candidates: int | None = None,
+        embedder: str | None = None,
     ) -> SiraResult:
         """Search ``index`` with BM25 or SIRA; the result holds hits, the exact request body
         (``result.explain()`` gives it in Dev Tools syntax), the candidate table and timings.
@@ -213,7 +215,9 @@ class SiraSeek:
         plain BM25 instead, said so in ``result.fell_back_to_bm25`` and ``result.notes`` (as is
         any query the phrase source had nothing for). ``rerank`` N > 0 has ``llm`` rerank the
         top N hits by relevance to the query (SIRA §3.1); with ``expansions`` the LLM only
-        reranks.
+        reranks. ``method="dense"``, ``"hybrid"``, ``"sira-hybrid"`` need an index ingested with
+        ``embed=True``; ``embedder`` (a spec, default the CPU model) must be its model, and
+        ``num_candidates`` (default 100) is the kNN's candidates per shard.
         """
         from sira_seek.workflows import search as flow
 
@@ -230,6 +234,8 @@ class SiraSeek:
             query_id=query_id,
             rerank=rerank,
             on_llm_failure=on_llm_failure,
+            num_candidates=num_candidates,
+            embedder=embedder,
         )
         return flow.search(self._backend, request, profiles=self._profiles)
 
@@ -254,6 +260,8 @@ class SiraSeek:
         run_file: Path | str | None = None,
         log_queries: bool = False,
         on_llm_failure: OnLLMFailure = "error",
+        num_candidates: int | None = None,
+        embedder: str | None = None,
     ) -> dict[str, float | int | None]:
         """Everything ``sira-seek eval retrieval`` does, through the same workflow.
 
@@ -267,6 +275,7 @@ class SiraSeek:
         per-query record for ``sira-seek report``; ``run_file`` a TREC run; ``log_queries``
         logs every query.
         ``rerank`` N > 0 has ``llm`` rerank every query's top N by relevance before scoring.
+        ``num_candidates`` and ``embedder``: as in ``search``, for the vector methods.
         """
         from sira_seek.workflows.evaluate import RetrievalEvaluationRequest, evaluate_retrieval
 
@@ -289,6 +298,8 @@ class SiraSeek:
             run_file=run_file,
             log_prefix="sira-seek-log-" if log_queries else None,
             on_llm_failure=on_llm_failure,
+            num_candidates=num_candidates,
+            embedder=embedder,
         )
         return evaluate_retrieval(self._backend, request).metrics
 
