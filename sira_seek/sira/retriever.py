@@ -245,7 +245,10 @@ class SiraRetriever:
         hits = [h.model_copy(update={"matched_queries": None}) for h in result.hits]
         fused = self.vectors is not None and self.vectors.mode == "fused"
         params = dict(self.params) if fused else {}
-        return result.model_copy(update={"hits": hits, "body": body, "params": params})
+        # dense sends no BM25 query: the expansion stage's "plain BM25" says nothing here
+        notes = result.notes if fused else [n for n in result.notes if "plain BM25" not in n]
+        update = {"hits": hits, "body": body, "params": params, "notes": notes}
+        return result.model_copy(update=update)
 
     # -- stages ----------------------------------------------------------------------------
     def _expand(
