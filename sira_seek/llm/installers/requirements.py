@@ -35,7 +35,7 @@ def _in_extra(marker: str, extra: str) -> bool:
     try:
         from packaging.markers import Marker
     except ImportError:  # a venv with sira-seek's base install alone (make demo): pip's copy
-        from pip._vendor.packaging.markers import Marker
+        from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]
 
     parsed = Marker(marker)
     return parsed.evaluate({"extra": extra}) and not parsed.evaluate({"extra": ""})
