@@ -108,6 +108,16 @@ own domain name, which is refused)."""
     "else the CPU model). Without it /search is BM25 unless the body brings expansions.",
 )
 @click.option(
+    "--embedder",
+    "embedder_spec",
+    metavar="SPEC",
+    default=None,
+    help="The query embedder of the vector methods (/search method dense, hybrid, "
+    "sira-hybrid; /ask retriever dense, hybrid): cpu or openai:URL#MODEL, the model the index "
+    "was ingested --embed with (default: SIRA_SEEK_SIRA_EMBEDDER, else cpu). Loaded once per "
+    "worker, on the first request that needs it.",
+)
+@click.option(
     "--access-log/--no-access-log",
     default=True,
     show_default=True,
@@ -156,6 +166,7 @@ def serve(
     allowed_hosts: tuple[str, ...],
     profile_max_age: float,
     llm_spec: str | None,
+    embedder_spec: str | None,
     access_log: bool,
     log_format: LogFormat,
     workers: int,
@@ -172,10 +183,14 @@ def serve(
     keys (or --open behind your own authentication).
     """
     require_extra("serve", "fastapi", "uvicorn")
+    from sira_seek.embed.spec import parse_embedder_spec
     from sira_seek.service import runner
 
+    if embedder_spec is not None:
+        parse_embedder_spec(embedder_spec)  # a bad spec: exit 2 before any worker starts
     service = ServiceConfig(
         llm=llm_spec,
+        embedder=embedder_spec,
         indexes=_checked_indexes(indexes),
         api_keys=server_keys(api_keys_file, host, run_open),
         max_body_bytes=max_body_bytes,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from sira_seek.corpus import Query
+    from sira_seek.embed import Embedder
     from sira_seek.ingest import IngestReport
     from sira_seek.seek.results import SeekResult
     from sira_seek.seek.settings import SeekMethod, SeekVariant
@@ -318,7 +319,7 @@ class SiraSeek:
         use_cache: bool | None = None,
         thinking: bool | None = None,
         max_steps: int | None = None,
-        embedder: str | None = None,
+        embedder: str | Embedder | None = None,
     ) -> SeekResult:
         """Answer ``question`` with SEEK (or a baseline ``method``) over ``index``.
 
@@ -328,8 +329,9 @@ class SiraSeek:
         Qwen3-style thinking on (off by default); ``max_steps`` caps the retrieval steps of the
         Plan and w/o-Initialization variants (as ``--max-steps``). ``retriever`` ``dense`` or
         ``hybrid`` searches the index's vectors, sub-queries embedded by ``embedder`` (a spec
-        as for ``--embedder``; default the ``SIRA_SEEK_SIRA_EMBEDDER`` setting, else ``cpu``).
-        Blocking; inside a running event loop (a notebook) use ``await aask(...)``.
+        as for ``--embedder``; default the ``SIRA_SEEK_SIRA_EMBEDDER`` setting, else ``cpu``; or
+        an ``Embedder`` you own and reuse, its model loaded once, not closed here). Blocking;
+        inside a running event loop (a notebook) use ``await aask(...)``.
         """
         return asyncio.run(
             self.aask(
@@ -362,7 +364,7 @@ class SiraSeek:
         use_cache: bool | None = None,
         thinking: bool | None = None,
         max_steps: int | None = None,
-        embedder: str | None = None,
+        embedder: str | Embedder | None = None,
     ) -> SeekResult:
         """``ask`` for code already inside an event loop."""
         from sira_seek.workflows import ask as flow
@@ -379,9 +381,10 @@ class SiraSeek:
             use_cache=use_cache,
             thinking=thinking,
             max_steps=max_steps,
-            embedder=embedder,
+            embedder=embedder if isinstance(embedder, str) else None,
         )
-        return await flow.ask(self._backend, request)
+        shared = None if embedder is None or isinstance(embedder, str) else embedder
+        return await flow.ask(self._backend, request, embedder=shared)
 
     # -- enrichment ----------------------------------------------------------------------------
     def enrich(

@@ -17,6 +17,7 @@ from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT
 from sira_seek.workflows import validation
 from sira_seek.workflows.methods import METHODS, RetrievalMethod
 from sira_seek.workflows.request_base import OnLLMFailure
+from sira_seek.workflows.sira_setup import SeekRetrieverName
 from sira_seek.workflows.validation import (
     MAX_EXPANSIONS,
     MAX_INDEX_NAME_BYTES,
@@ -154,8 +155,8 @@ class SearchBody(BaseModel):
     ) = Field(
         default=None,
         description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
-        "(default 100). The query embedder is the server's (SIRA_SEEK_SIRA_EMBEDDER, default "
-        "cpu) and must be the index's model (else 422).",
+        "(default 100). The query embedder is the server's (`serve --embedder`, else "
+        "SIRA_SEEK_SIRA_EMBEDDER, default cpu) and must be the index's model (else 422).",
     )
 
     @field_validator("query")
@@ -190,8 +191,11 @@ class AskBody(BaseModel):
         json_schema_extra={"pattern": NOT_BLANK_PATTERN},
         description="Not blank.",
     )
-    retriever: Literal["bm25", "sira"] = Field(
-        default="bm25", description="How sub-queries search the index (sira uses the LLM)."
+    retriever: SeekRetrieverName = Field(
+        default="bm25",
+        description="How sub-queries search the index: bm25, sira (phrases from the LLM), "
+        "dense (kNN over the index's vectors), hybrid (BM25 and kNN fused); dense and hybrid "
+        "embed with the server's embedder (`serve --embedder`), the index's model.",
     )
     method: SeekMethod = Field(
         default="seek", description="SEEK or a baseline, as `sira-seek ask --method`."

@@ -51,6 +51,12 @@ class ServiceConfig(BaseModel):
         default=None,
         description="LLM spec for SIRA expansions (requests without `expansions`) and SEEK.",
     )
+    embedder: str | None = Field(
+        default=None,
+        description="Query embedder spec for the vector methods (dense, hybrid, sira-hybrid "
+        "on /search; retriever dense/hybrid on /ask); None: SIRA_SEEK_SIRA_EMBEDDER, else cpu. "
+        "Loaded once per server process.",
+    )
     indexes: tuple[str, ...] = Field(
         default=(),
         description="The indexes (or aliases) requests may name; the first is the default. "
@@ -83,6 +89,15 @@ class ServiceConfig(BaseModel):
         description="/search and /ask calls that may wait for a free thread; beyond that, 429 "
         "with Retry-After.",
     )
+
+    def query_embedder(self) -> str | None:
+        """The embedder spec the server's vector searches use: ``embedder``, else SIRA's
+        setting (``SIRA_SEEK_SIRA_EMBEDDER``), else None (the CPU default)."""
+        if self.embedder is not None:
+            return self.embedder
+        from sira_seek.sira.settings import SiraSettings
+
+        return SiraSettings().embedder
 
     @property
     def index(self) -> str | None:

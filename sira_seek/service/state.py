@@ -1,7 +1,7 @@
 """What one ``sira-seek serve`` app shares between its routes: the lazily connected cluster,
-the server LLM's expanders and reranker (built once), the profile cache, the metrics and the
-bounded queue of blocking calls; and the two checks every route makes (the index a request
-may use; the queue in front of the worker threads)."""
+the server LLM's expanders and reranker and the query embedder (built once), the profile
+cache, the metrics and the bounded queue of blocking calls; and the two checks every route
+makes (the index a request may use; the queue in front of the worker threads)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from .threads import BlockingCalls, ClientGone, QueueFull
 
 if TYPE_CHECKING:
     from sira_seek.client import SiraSeek
+    from sira_seek.embed import Embedder
     from sira_seek.sira.expansions import QueryExpander
     from sira_seek.sira.rerank import LLMReranker
 
@@ -132,6 +133,32 @@ class SharedReranker:
                 self._reranker = None
 
 
+class SharedEmbedder:
+    """The server's query embedder for the vector methods (``dense``, ``hybrid``,
+    ``sira-hybrid`` on /search; ``dense``/``hybrid`` retrievers on /ask), made on the first
+    request that needs it: its model loads once per server process, not per request. The
+    embedders are thread-safe (the CPU one embeds under its own lock)."""
+
+    def __init__(self, spec: str | None) -> None:
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._embedder: Embedder | None = None
+
+    def get(self) -> Embedder:
+        from sira_seek.embed import make_embedder
+
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = make_embedder(self.spec)
+            return self._embedder
+
+    def close(self) -> None:
+        with self._lock:
+            if self._embedder is not None:
+                self._embedder.close()
+                self._embedder = None
+
+
 class ServiceState:
     """One app's shared objects, built by ``create_app`` and handed to each route module."""
 
@@ -143,6 +170,7 @@ class ServiceState:
         self.cluster = LazyCluster(connect)
         self.expander = SharedExpander(config.llm) if config.llm else None
         self.reranker = SharedReranker(config.llm) if config.llm else None
+        self.embedder = SharedEmbedder(config.query_embedder())
         self.profiles = ProfileCache(config.profile_max_age)
         self.metrics = ServiceMetrics()
         self.calls = BlockingCalls(
@@ -189,5 +217,6 @@ class ServiceState:
             self.expander.close()
         if self.reranker is not None:
             self.reranker.close()
+        self.embedder.close()
         self.calls.close()
         self.cluster.close()

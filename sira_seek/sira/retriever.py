@@ -36,6 +36,8 @@ from .weighted_query import (
 )
 
 if TYPE_CHECKING:
+    from sira_seek.embed import Embedder
+
     from .dense import VectorStage
 
 logger = logging.getLogger(__name__)
@@ -77,7 +79,11 @@ class SiraRetriever:
         reranker: LLMReranker | None = None,
         stop_when_llm_down: bool = True,
         method: str | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        # ``embedder``: a caller-owned query embedder for the vector methods (a server's, loaded
+        # once), never closed here; None: the retriever makes (and closes) its own from
+        # ``settings.embedder``.
         # ``stop_when_llm_down`` is the rerank's side of the policy for a failing LLM (the
         # expander's is ``expansions.FailurePolicy``): False keeps the BM25 order instead.
         self.stop_when_llm_down = stop_when_llm_down
@@ -105,6 +111,7 @@ class SiraRetriever:
                 mode=mode,
                 num_candidates=self.settings.num_candidates,
                 spec=self.settings.embedder,
+                embedder=embedder,
             )
         # Index-wide term statistics, so the ranking does not depend on the shard layout (and the
         # Dev Tools request says so: pasted into Kibana it scores as here); per-clause scores in

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 from pydantic import (
     BaseModel,
@@ -25,6 +25,9 @@ from sira_seek.seek.retrieval import BM25Retriever, Retriever, SiraDocumentRetri
 from sira_seek.seek.settings import SeekMethod, SeekSettings, SeekVariant
 
 from . import validation
+
+if TYPE_CHECKING:
+    from sira_seek.embed import Embedder
 from .errors import InvalidInput, NotFound, classified, validation_message
 from .sira_setup import (
     BackendSource,
@@ -96,12 +99,13 @@ def build_retriever(
     *,
     llm: str | None = None,
     expansions: Path | None = None,
-    embedder: str | None = None,
+    embedder: str | Embedder | None = None,
 ) -> Retriever:
     """SEEK's sub-query retriever: BM25, SIRA with phrases from a file or an LLM (the file
     wins when both are given: SEEK's own LLM is always there), or the index's vectors
     (``dense``: kNN; ``hybrid``: BM25 and kNN fused; ``embedder`` embeds the sub-queries, by
-    the index's model). The search methods SEEK does not take (``hyde``, ``cot``,
+    the index's model; a spec, or a caller-owned ``Embedder`` such as a server's, not closed
+    here). The search methods SEEK does not take (``hyde``, ``cot``,
     ``sira-hybrid``) are ``InvalidInput``, not another method under their name."""
     if name not in get_args(SeekRetrieverName):
         choices = ", ".join(get_args(SeekRetrieverName))
@@ -113,8 +117,9 @@ def build_retriever(
     from sira_seek.sira.retriever import SiraRetriever
 
     if name in ("dense", "hybrid"):
-        settings = sira_settings(embedder=embedder)
-        sira = SiraRetriever(backend, index, settings=settings, method=name)
+        shared = None if embedder is None or isinstance(embedder, str) else embedder
+        settings = sira_settings(embedder=embedder if shared is None else None)
+        sira = SiraRetriever(backend, index, settings=settings, method=name, embedder=shared)
         return SiraDocumentRetriever(sira, name=name)
 
     expander = choose_expander(
@@ -131,7 +136,7 @@ def retriever_for(
     retriever: RetrievalMethod = "bm25",
     llm: str | None = None,
     expansions: Path | None = None,
-    embedder: str | None = None,
+    embedder: str | Embedder | None = None,
 ) -> Retriever | None:
     """The retriever ``method`` needs (none for closed-book answers, which never connect),
     after checking the index name and that the index exists."""
@@ -161,13 +166,19 @@ def retriever_for(
 
 
 async def ask(
-    source: BackendSource | None, request: AskRequest, *, retriever: Retriever | None = None
+    source: BackendSource | None,
+    request: AskRequest,
+    *,
+    retriever: Retriever | None = None,
+    embedder: Embedder | None = None,
 ) -> SeekResult:
     """Answer ``request.question``: the completed sketch, every sub-query with the ids it
     retrieved, the answer, LLM usage and timings. A question the pipeline could not answer
     comes back with ``error`` set (batches go on); invalid requests raise.
 
     ``retriever`` is one ``retriever_for`` built already (the CLI keeps it for ``--explain``).
+    ``embedder`` is a caller-owned query embedder for retriever ``dense``/``hybrid`` (a
+    server's, its model loaded once), used instead of ``request.embedder``'s spec.
     """
     from sira_seek.seek.api import open_session
 
@@ -180,7 +191,7 @@ async def ask(
             retriever=request.retriever,
             llm=request.llm,
             expansions=request.expansions,
-            embedder=request.embedder,
+            embedder=embedder if embedder is not None else request.embedder,
         )
     session = open_session(
         retriever=found, llm_spec=request.llm, settings=settings, use_cache=request.use_cache

@@ -40,6 +40,7 @@ from .sira_setup import (
 
 if TYPE_CHECKING:
     from sira_seek.backend import SearchBackend
+    from sira_seek.embed import Embedder
     from sira_seek.sira.index_profile import ProfileCache
     from sira_seek.sira.rerank import LLMReranker
     from sira_seek.sira.settings import SiraSettings
@@ -146,6 +147,7 @@ def search(
     reranker: LLMReranker | None = None,
     report: ReadReport | None = None,
     profiles: ProfileCache | None = None,
+    embedder: Embedder | None = None,
 ) -> SiraResult:
     """Run ``request`` on the backend ``source`` is (or connects, once the request passed its
     checks); the result holds hits, the exact body, the candidate table, timings, and a note
@@ -156,6 +158,8 @@ def search(
     ``profiles`` is a long-lived caller's cache of index profiles (a server's): the index's
     existence is still checked first, and its profile forgotten when it is missing or the
     search fails. Without it the profile is read for this search alone.
+    ``embedder`` is a caller-owned query embedder for the vector methods (a server's, its
+    model loaded once; not closed here); without it one is made from ``request.embedder``.
     Library failures come out as the workflow error kinds (``errors.classify``); an LLM that
     is not there is ``Unavailable`` naming it unless ``request.on_llm_failure`` is
     ``fallback``, which runs the query as plain BM25, said so in the result.
@@ -198,7 +202,9 @@ def search(
             if reranker is None and depth:
                 reranker = owned_reranker = choose_reranker(request.llm, depth)
             try:
-                result = _search_one(backend, request, settings, expander, reranker, profiles)
+                result = _search_one(
+                    backend, request, settings, expander, reranker, profiles, embedder
+                )
             except Exception:
                 if profiles is not None:
                     # A mapping changed under a cached profile fails the search: read it anew.
@@ -219,6 +225,7 @@ def _search_one(
     expander: QueryExpander | None,
     reranker: LLMReranker | None,
     profiles: ProfileCache | None,
+    embedder: Embedder | None = None,
 ) -> SiraResult:
     """``request``'s one query through SIRA's retriever (the caller's expander and reranker
     stay open; the retriever's own embedder, for dense and hybrid methods, is closed)."""
@@ -237,6 +244,7 @@ def _search_one(
         reranker=reranker,
         stop_when_llm_down=request.on_llm_failure == "error",
         method=request.method,
+        embedder=embedder,
     )
     try:
         return retriever.search(

@@ -124,7 +124,10 @@ def check_keys(value: Any, spec: KeySpec, where: str, *, nonempty: set[str]) -> 
     elif not spec.open:
         assert actual == spec.keys, f"{where}: undocumented keys {sorted(actual - spec.keys)}"
     for key, sub in spec.nested.items():
-        items = value[key] if isinstance(value[key], list) else [value[key]]
+        # A documented object may be null ("null otherwise"): nothing in it to check, unless
+        # the case names the key in ``nonempty``.
+        found = value[key]
+        items = found if isinstance(found, list) else [] if found is None else [found]
         if key in nonempty:
             assert items, f"{where}.{key} is empty: its documented keys went unchecked"
         for n, item in enumerate(items):

@@ -32,6 +32,7 @@ def router(state: ServiceState) -> APIRouter:
         # allow-list is 403 for every method); without one it runs without any.
         vanilla = request.method == "vanilla-llm" and request.index is None
         index = None if vanilla else state.index_for(request.index)
+        vectors = request.retriever in ("dense", "hybrid")
         try:
             result = state.cluster.get().ask(
                 request.question,
@@ -41,6 +42,8 @@ def router(state: ServiceState) -> APIRouter:
                 method=request.method,
                 variant=request.variant,
                 top_k=request.top_k,
+                # The server's one embedder (its model loaded once), not one per request.
+                embedder=state.embedder.get() if vectors else None,
             )
         except Exception as exc:
             raise http_error(exc, redact) from None

@@ -9,13 +9,12 @@ import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from sira_seek.sira.index_profile import ProfileCache
 from sira_seek.workflows.errors import InvalidInput
-from sira_seek.workflows.methods import METHODS
+from sira_seek.workflows.methods import METHODS, method_spec
 
 from ..bodies import ERROR_RESPONSES, SearchBody
 from ..errors import ServiceError, http_error
-from ..state import ServiceState, SharedExpander, SharedReranker
+from ..state import ServiceState
 
 if TYPE_CHECKING:
     from sira_seek.client import SiraSeek
@@ -56,9 +55,7 @@ def router(state: ServiceState) -> APIRouter:
                 422, "body.rerank: this server has no LLM to rerank with (sira-seek serve --llm)"
             )
         try:
-            result = _search(
-                state.cluster.get(), index, request, state.expander, state.reranker, state.profiles
-            )
+            result = _search(state.cluster.get(), index, request, state)
         except Exception as exc:
             raise http_error(exc, state.redact) from None
         state.metrics.engine.labels("/search").observe(result.timings.engine_ms / 1000)
@@ -76,15 +73,16 @@ def _search(
     sk: SiraSeek,
     index: str,
     request: SearchBody,
-    expander: SharedExpander | None,
-    reranker: SharedReranker | None,
-    profiles: ProfileCache,
+    state: ServiceState,
 ) -> SiraResult:
     """The search workflow: the body's phrases when it brings some, else the server's shared
     LLM expander when it has one, else plain BM25; a ``rerank`` reads with the server's LLM
     (the route refuses one on a server without an LLM). A ``method`` named in the body is
-    that method, its LLM the server's (``hyde``/``cot`` on a server without one: 422)."""
+    that method, its LLM the server's (``hyde``/``cot`` on a server without one: 422). The
+    vector methods embed the query with the server's one embedder (its model loaded once)."""
     from sira_seek.workflows import search as flow
+
+    expander, reranker = state.expander, state.reranker
 
     method = request.method
     additions = METHODS[method].additions if method is not None else "phrases"
@@ -118,4 +116,12 @@ def _search(
     # Not closed after the request: the expander and the reranker (and their model) are the
     # server's. An LLM that is not there is the workflow's ``Unavailable`` (503) unless the
     # body asked for the fallback.
-    return flow.search(sk.backend, wanted, expander=shared, reranker=reading, profiles=profiles)
+    embedder = state.embedder.get() if method_spec(method).vectors != "none" else None
+    return flow.search(
+        sk.backend,
+        wanted,
+        expander=shared,
+        reranker=reading,
+        profiles=state.profiles,
+        embedder=embedder,
+    )
