@@ -54,7 +54,7 @@ def _eval_enrichment(backend: SearchBackend, index: str, wikimh: Path) -> dict[s
         ],
     )
     assert res.exit_code == 0, res.output
-    out: dict[str, Any] = json.loads(res.output.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
     return out
 
 

@@ -41,7 +41,7 @@ def _eval(backend: SearchBackend, index: str, tmp_path: Path) -> dict[tuple[str,
         ],
     )
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     return {(r["method"], r["enrichment"]): {**r, **out} for r in out["rows"]}
 
 

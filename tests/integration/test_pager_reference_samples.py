@@ -66,7 +66,7 @@ def test_reference_predictions_per_question(infer_file: Path) -> None:
 def test_cli_reproduces_the_papers_scores(infer_file: Path) -> None:
     result = CliRunner().invoke(qa_score, ["--predictions", str(infer_file), "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["questions"] == 10
     assert (round(report["cover_em"], 3), round(report["em"], 3)) == (0.6, 0.6)
     assert round(report["f1"], 3) == 0.661

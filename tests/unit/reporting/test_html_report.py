@@ -77,7 +77,7 @@ def test_report_json_names_the_baseline_the_html_compares_against(tmp_path: Path
     out = tmp_path / "r.html"
     res = CliRunner().invoke(cli, ["report", *paths, "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["baseline"] == "bm25"
+    assert json.loads(res.stdout)["baseline"] == "bm25"
     named = CliRunner().invoke(cli, ["report", *paths, "--out", str(out), "--json",
                                      "--baseline", "sira"])  # fmt: skip
     assert json.loads(named.output)["baseline"] == "sira"
