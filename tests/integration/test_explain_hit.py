@@ -19,7 +19,7 @@ QUESTION = "If Gallu is a demon Lilu is what?"
 def _run(args: list[str]) -> dict:
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0, res.output
-    return json.loads(res.stdout[res.output.index("{") :])
+    return json.loads(res.stdout[res.stdout.index("{") :])
 
 
 def test_clause_scores_add_up_to_the_hit_score(

@@ -114,7 +114,7 @@ def test_ask_command_against_the_node(
     assert (
         "## Maximum Overdrive director" in shown.output and "Answer: Stephen King" in shown.output
     )
-    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+    data = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
     assert [len(s["retrieved_ids"]) for s in data["steps"]] == [5, 5]
 
 

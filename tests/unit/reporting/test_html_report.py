@@ -80,4 +80,4 @@ def test_report_json_names_the_baseline_the_html_compares_against(tmp_path: Path
     assert json.loads(res.stdout)["baseline"] == "bm25"
     named = CliRunner().invoke(cli, ["report", *paths, "--out", str(out), "--json",
                                      "--baseline", "sira"])  # fmt: skip
-    assert json.loads(named.output)["baseline"] == "sira"
+    assert json.loads(named.stdout)["baseline"] == "sira"

@@ -101,7 +101,7 @@ def test_ask_closed_book_prints_a_readable_result_and_json(
     assert text.exit_code == 0, text.output
     assert "Answer: Paris" in text.output and "1 LLM calls" in text.output
     as_json = CliRunner().invoke(cli, [*base, "--json"])
-    assert json.loads(as_json.output)["answer"] == "Paris"
+    assert json.loads(as_json.stdout)["answer"] == "Paris"
 
 
 class FakeSearchBackend:
