@@ -68,6 +68,7 @@ def mcp(
 
     redact = command_redactor(kw)  # before the cluster options are taken from kw
     client = SiraSeek(backend_from_options(kw))
+    tools: AgentTools | None = None
     try:
         tools = AgentTools(client, index, tau=tau, weight=weight)
         url = f"http://{host}:{port}{HTTP_PATH}" if transport == "http" else None
@@ -85,4 +86,6 @@ def mcp(
             redact=redact,
         )
     finally:
+        if tools is not None:
+            tools.close()  # the vector methods' embedder, if one was made
         client.close()

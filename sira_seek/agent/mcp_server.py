@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -32,6 +32,7 @@ from pydantic import Field, StrictInt
 from sira_seek import __version__
 from sira_seek.redaction import Redactor, redact_log_handlers
 from sira_seek.workflows.errors import NotFound, classify
+from sira_seek.workflows.methods import METHODS
 from sira_seek.workflows.validation import MAX_DOC_ID_BYTES, MAX_PHRASE_CHARS
 
 from .tools import (
@@ -41,6 +42,7 @@ from .tools import (
     DocumentRef,
     FetchedDocument,
     SearchToolResult,
+    ToolMethod,
 )
 
 logger = logging.getLogger(__name__)
@@ -60,7 +62,15 @@ INSTRUCTIONS = (
     "rare enough to discriminate - `grounding` says what happened to each, so rephrase dropped "
     "ones. `categories` checks a category name against the index's grounded categories and "
     "lists the nearest existing ones and documents filed under it. `fetch_document` returns a "
-    "whole passage with its categories and keywords."
+    "whole passage with its categories and keywords. `method` picks another retrieval: "
+    "dense or hybrid (the index's vectors, when it was ingested with --embed) or sira-hybrid."
+)
+
+METHOD_HELP = (
+    "Default: sira with expansions, else bm25. "
+    + "; ".join(f"{m}: {METHODS[m].summary}" for m in get_args(ToolMethod))
+    + ". sira and sira-hybrid take their phrases from `expansions` (no LLM of the server's); "
+    "dense, hybrid and sira-hybrid need an index ingested with --embed."
 )
 
 
@@ -150,10 +160,11 @@ def build_server(
             ),
         ] = None,
         k: Annotated[StrictInt, Field(ge=1, le=MAX_K, description="How many passages.")] = 10,
+        method: Annotated[ToolMethod | None, Field(description=METHOD_HELP)] = None,
     ) -> SearchToolResult:
         """Search the index: titled passages with ids, and the grounding decision of every
         expansion (kept, or dropped as absent / too common, with its document frequency)."""
-        return _anticipated(lambda: tools.search(query, expansions, k), redact)
+        return _anticipated(lambda: tools.search(query, expansions, k, method=method), redact)
 
     def categories(
         name: Annotated[

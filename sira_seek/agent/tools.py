@@ -11,8 +11,9 @@ output and a JSON line in an agent's trace. Engine-agnostic: everything goes thr
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -24,9 +25,18 @@ from sira_seek.sira.index_profile import IndexProfile, read_index_profile
 from sira_seek.sira.retriever import SiraRetriever
 from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.methods import method_spec
 from sira_seek.workflows.sira_setup import sira_settings
 
+if TYPE_CHECKING:
+    from sira_seek.embed import Embedder
+
 logger = logging.getLogger(__name__)
+
+#: The search tool's methods: those of the one table (``workflows.methods``) that need no LLM
+#: of ours; ``sira``'s and ``sira-hybrid``'s phrases are the calling agent's ``expansions``.
+#: ``tests/unit/agent`` checks it against the table.
+ToolMethod = Literal["bm25", "sira", "dense", "hybrid", "sira-hybrid"]
 
 #: Largest ``k`` a tool accepts: an agent asking for thousands of passages fills its own context.
 MAX_K = 100
@@ -56,7 +66,7 @@ class SearchToolResult(BaseModel):
     """One search: the passages and why each expansion was or was not used."""
 
     query: str
-    method: Literal["bm25", "sira"]
+    method: ToolMethod
     passages: list[Passage] = Field(default_factory=list)
     total: int = 0
     grounding: list[GroundingDecision] = Field(default_factory=list)
@@ -146,6 +156,24 @@ class AgentTools:
         self.index = index
         self._tau, self._weight = tau, weight
         self.profile: IndexProfile = read_index_profile(self.backend, index)
+        # The vector methods' query embedder: one for the server's life, made on first use.
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
+
+    def _query_embedder(self) -> Embedder:
+        from sira_seek.embed import make_embedder
+
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = make_embedder(sira_settings().embedder)
+            return self._embedder
+
+    def close(self) -> None:
+        """Close the query embedder, if a vector search made one (not the client)."""
+        with self._embedder_lock:
+            if self._embedder is not None:
+                self._embedder.close()
+                self._embedder = None
 
     # -- search ----------------------------------------------------------------------------
     def search(
@@ -155,8 +183,11 @@ class AgentTools:
         k: int = 10,
         *,
         categories: list[str] | None = None,
+        method: ToolMethod | None = None,
     ) -> SearchToolResult:
-        """BM25 for ``query`` alone; SIRA when expansions (or categories) are given.
+        """BM25 for ``query`` alone; SIRA when expansions (or categories) are given; or the
+        ``method`` named (``dense``, ``hybrid``: the index's vectors, no expansions;
+        ``sira-hybrid``: SIRA's grounded expansions fused with the vectors).
 
         The expansions are grounded first: each is kept only when some window of it occurs in
         at most ``tau * |C|`` documents, and ``grounding`` says what happened to every one.
@@ -165,10 +196,23 @@ class AgentTools:
         settings = sira_settings(tau=self._tau, weight=self._weight, size=_check_k(k))
         phrases = _clean(validation.phrases(expansions))
         cats = _clean(validation.phrases(categories, field="categories"))
-        retriever = SiraRetriever(
-            self.backend, self.index, settings=settings, profile=self.profile, source=[TITLE]
-        )
         given = bool(phrases or cats)
+        method = method or ("sira" if given else "bm25")
+        spec = method_spec(method)
+        if given and spec.additions == "none":
+            raise InvalidInput(
+                f"expansions and categories apply to sira and sira-hybrid, not {method!r}",
+                field="expansions",
+            )
+        retriever = SiraRetriever(
+            self.backend,
+            self.index,
+            settings=settings,
+            profile=self.profile,
+            source=[TITLE],
+            method=method,
+            embedder=self._query_embedder() if spec.vectors != "none" else None,
+        )
         result = retriever.search(query, phrases=phrases if given else None, categories=cats)
         texts = self._texts([h.id for h in result.hits])
         grounding = [
@@ -193,7 +237,7 @@ class AgentTools:
             notes.append("the index holds no categories: the categories were ignored")
         return SearchToolResult(
             query=result.query,
-            method="sira" if given else "bm25",
+            method=method,
             passages=[
                 Passage(id=h.id, title=h.title, text=texts.get(h.id, ""), score=h.score)
                 for h in result.hits

@@ -41,7 +41,7 @@ def test_tools_listed_with_their_schemas() -> None:
     assert set(tools) == set(TOOL_NAMES) == {"search", "categories", "fetch_document"}
     search = tools["search"].input_schema
     assert search["required"] == ["query"]
-    assert set(search["properties"]) == {"query", "expansions", "k"}
+    assert set(search["properties"]) == {"query", "expansions", "k", "method"}
     assert search["properties"]["k"]["maximum"] == 100
     assert "grounding" in (tools["search"].output_schema or {})["properties"]
     assert tools["fetch_document"].annotations.read_only_hint is True
