@@ -26,12 +26,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, ToolAnnotations
-from pydantic import Field, StrictInt
+from mcp.types import INVALID_PARAMS, CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, StrictInt, ValidationError
 
 from sira_seek import __version__
 from sira_seek.redaction import Redactor, redact_log_handlers
-from sira_seek.workflows.errors import NotFound, classify
+from sira_seek.workflows.errors import InvalidInput, NotFound, classify, validation_message
+from sira_seek.workflows.fields import K
 from sira_seek.workflows.methods import METHODS
 from sira_seek.workflows.validation import MAX_DOC_ID_BYTES, MAX_PHRASE_CHARS
 
@@ -120,6 +121,24 @@ class UnknownNames:
         return await call_next(ctx)
 
 
+class WorkflowWordsServer(MCPServer):
+    """An ``MCPServer`` whose refused arguments read as every other front end's: the SDK
+    reports a pydantic ``ValidationError`` of a tool's arguments as its raw text (``1
+    validation error for searchArguments ...``); here it is ``invalid_input: k: Input should
+    be less than or equal to 10000``, the words of the CLI, the library and the HTTP API."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            refused = InvalidInput(validation_message(exc.__cause__))
+            raise ToolError(f"{refused.kind}: {refused}") from exc.__cause__
+
+
 def _anticipated(call: Callable[[], T], redact: Redactor) -> T:
     """Run one tool call; every failure the workflows classify (bad input, a missing index,
     the cluster or the LLM down) becomes a ``ToolError`` whose text says which and why,
@@ -140,7 +159,7 @@ def build_server(
     ``redact`` masks every tool error (default: secrets by their shape, and those of the
     ``SIRA_SEEK_*`` variables)."""
     redact = redact or Redactor.configured()
-    server = MCPServer(
+    server = WorkflowWordsServer(
         name,
         version=package_version(),
         instructions=INSTRUCTIONS,
@@ -159,7 +178,7 @@ def build_server(
                 "index's document frequencies before it enters the query. Omit for plain BM25."
             ),
         ] = None,
-        k: Annotated[StrictInt, Field(ge=1, le=MAX_K, description="How many passages.")] = 10,
+        k: Annotated[K, Field(description="How many passages.")] = 10,
         method: Annotated[ToolMethod | None, Field(description=METHOD_HELP)] = None,
     ) -> SearchToolResult:
         """Search the index: titled passages with ids, and the grounding decision of every

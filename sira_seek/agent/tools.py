@@ -38,7 +38,9 @@ logger = logging.getLogger(__name__)
 #: ``tests/unit/agent`` checks it against the table.
 ToolMethod = Literal["bm25", "sira", "dense", "hybrid", "sira-hybrid"]
 
-#: Largest ``k`` a tool accepts: an agent asking for thousands of passages fills its own context.
+#: Largest ``k`` of the category tools (nearest categories, documents of one category). The
+#: search tool's ``k`` is the search workflow's own (``sira_seek.workflows.fields.K``), so an
+#: agent gets the verdict the command line, the library and the HTTP API give.
 MAX_K = 100
 
 
@@ -127,11 +129,11 @@ def _clean(values: Sequence[str] | None) -> list[str]:
     return [v.strip() for v in values or [] if v and v.strip()]
 
 
-def _check_k(k: int) -> int:
+def _check_k(k: int, limit: int = MAX_K) -> int:
     if isinstance(k, bool) or not isinstance(k, int):
         raise InvalidInput(f"must be an integer, not {type(k).__name__}", field="k")
-    if not 1 <= k <= MAX_K:
-        raise InvalidInput(f"must be between 1 and {MAX_K}, not {k}", field="k")
+    if not 1 <= k <= limit:
+        raise InvalidInput(f"must be between 1 and {limit}, not {k}", field="k")
     return k
 
 
@@ -193,7 +195,8 @@ class AgentTools:
         at most ``tau * |C|`` documents, and ``grounding`` says what happened to every one.
         """
         query = validation.query_text(query)
-        settings = sira_settings(tau=self._tau, weight=self._weight, size=_check_k(k))
+        size = _check_k(k, validation.MAX_K)
+        settings = sira_settings(tau=self._tau, weight=self._weight, size=size)
         phrases = _clean(validation.phrases(expansions))
         cats = _clean(validation.phrases(categories, field="categories"))
         given = bool(phrases or cats)

@@ -23,6 +23,7 @@ from sira_seek.fields import TEXT, TITLE
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import Task
 from sira_seek.workflows.errors import InvalidInput
+from sira_seek.workflows.fields import K, Tau, Weight
 from sira_seek.workflows.request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from sira_seek.workflows.search import fell_back_to_bm25
 from sira_seek.workflows.sira_setup import Expansions, RetrievalMethod
@@ -56,7 +57,9 @@ class RetrievalOptions(BaseModel):
     ``method="sira"`` takes exactly one of ``expansions`` (a JSONL file keyed by ``_id`` or
     ``text``, or a mapping from a query id or exact query text to its phrases) and ``llm``
     (a spec such as ``llamacpp:gemma3-270m``); ``tau`` and ``weight`` default to SIRA's
-    settings (0.1 and 0.5). The facade checks these rules on the first query.
+    settings (0.1 and 0.5). The facade checks these rules on the first query; ``k``,
+    ``tau`` and ``weight`` are the search workflow's own fields (``workflows/fields.py``),
+    so a retriever refuses at construction what every other front end refuses.
     ``on_llm_failure`` is the one policy for an LLM that is not there (``error``, the
     default: the retrieval raises naming it; ``fallback``: plain BM25, and every passage's
     ``fell_back_to_bm25`` says so).
@@ -65,12 +68,12 @@ class RetrievalOptions(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     index: str = Field(min_length=1)
-    k: int = Field(default=10, ge=1, le=10_000)
+    k: K = 10
     method: RetrievalMethod = "bm25"
     expansions: Path | dict[str, list[str]] | None = None
     llm: str | None = None
-    tau: float | None = Field(default=None, gt=0, le=1)
-    weight: float | None = Field(default=None, ge=0)
+    tau: Tau | None = None
+    weight: Weight | None = None
     task: Task | None = None
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from sira_seek.seek.settings import SeekMethod
-from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT
 from sira_seek.workflows import validation
+from sira_seek.workflows.fields import K, Rerank, Tau, Weight
 from sira_seek.workflows.methods import METHODS, RetrievalMethod
 from sira_seek.workflows.request_base import OnLLMFailure
 from sira_seek.workflows.sira_setup import SeekRetrieverName
@@ -112,10 +112,10 @@ class SearchBody(BaseModel):
 
     index: IndexName | None = Field(default=None, description="Index or alias (default: --index).")
     query: str = Field(
-        min_length=1,
         max_length=MAX_QUERY_CHARS,
-        # The schema states "not blank"; the validator enforces it with a readable reason.
-        json_schema_extra={"pattern": NOT_BLANK_PATTERN},
+        # The schema states "not blank"; the validator enforces it with the workflow's reason
+        # (no pydantic min_length, whose message would differ from the other front ends').
+        json_schema_extra={"pattern": NOT_BLANK_PATTERN, "minLength": 1},
         description="The user's query, as typed (not blank).",
     )
     expansions: list[Phrase] | None = Field(
@@ -129,18 +129,13 @@ class SearchBody(BaseModel):
         + ". hyde and cot use the server's LLM (`serve --llm`). Default: sira with "
         "`expansions` or a server LLM, else bm25.",
     )
-    k: Annotated[int, Field(ge=1, le=1000), BeforeValidator(_json_integer)] = Field(
-        default=10, description="Number of hits."
-    )
-    # `minimum` rather than `exclusiveMinimum: 0`, which some OpenAPI clients read as 0
-    # allowed; no corpus has a million documents per unit of 1e-6 to tell the two apart.
-    tau: Annotated[float, Field(ge=1e-6, le=1), BeforeValidator(_json_number)] | None = Field(
-        default=None, description="DF cap (default 0.1)."
-    )
-    weight: Annotated[float, Field(ge=0, le=MAX_WEIGHT), BeforeValidator(_json_number)] | None = (
-        Field(default=None, description="Expansion weight w (default 0.5).")
-    )
-    rerank: Annotated[int, Field(ge=0, le=MAX_RERANK), BeforeValidator(_json_integer)] = Field(
+    # k, tau, weight and rerank are the search workflow's own fields (workflows/fields.py):
+    # the same bounds and messages as the CLI, the library and the MCP tool; only JSON's
+    # reading of a number is added here.
+    k: Annotated[K, BeforeValidator(_json_integer)] = 10
+    tau: Annotated[Tau, BeforeValidator(_json_number)] | None = None
+    weight: Annotated[Weight, BeforeValidator(_json_number)] | None = None
+    rerank: Annotated[Rerank, BeforeValidator(_json_integer)] = Field(
         default=0,
         description="LLM-rerank the top N hits by relevance to the query (SIRA §3.1) with the "
         "server's LLM (`serve --llm`); the rest follow in BM25 order. 0 = off.",
@@ -162,9 +157,7 @@ class SearchBody(BaseModel):
     @field_validator("query")
     @classmethod
     def _not_blank(cls, value: str) -> str:
-        if validation.is_blank(value):
-            raise ValueError("the query is blank")
-        return value
+        return validation.query_text(value)
 
 
 class AskBody(BaseModel):

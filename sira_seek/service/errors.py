@@ -21,6 +21,7 @@ from sira_seek.workflows.errors import (
     NotAllowed,
     NotFound,
     Unavailable,
+    WorkflowError,
     classify,
 )
 
@@ -64,6 +65,11 @@ def _reason(error: Any) -> str:
     """pydantic's reason for one problem, plainer where its words mislead."""
     if error.get("type") == "string_unicode":
         return "not valid Unicode text (a lone surrogate such as \\ud800)"
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, WorkflowError):
+        # A workflow check raised it (a blank query): its own words, as every front end says
+        # them, not pydantic's "Value error, ...".
+        return cause.message
     return str(error.get("msg", ""))
 
 
@@ -72,7 +78,7 @@ def _validation_message(errors: list[Any]) -> str:
     parts = []
     for err in errors:
         where = ".".join(str(p) for p in err.get("loc", ()))
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+        parts.append(f"{where}: {_reason(err) or 'invalid'}")
     return "; ".join(parts) or "invalid request"
 
 

@@ -23,10 +23,11 @@ from sira_seek.corpus import ReadReport
 from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.sira.expansions import REPORTED_IN_RESULT, FailurePolicy, QueryExpander
 from sira_seek.sira.results import SiraResult
-from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, Task
+from sira_seek.sira.settings import Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified
+from .fields import K, Rerank, Tau, Weight
 from .methods import method_spec
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from .sira_setup import (
@@ -90,20 +91,15 @@ class SearchRequest(SiraRequest):
     query: str
     index: str
     method: RetrievalMethod = "bm25"
-    k: StrictInt = Field(default=10, ge=1, le=validation.MAX_K)
-    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    k: K = 10
+    tau: Tau | None = None
+    weight: Weight | None = None
     task: Task | None = None
     phrases: list[str] | None = None
     expansions: Path | dict[str, list[str]] | None = None
     llm: str | None = None
     query_id: str | None = None
-    rerank: StrictInt = Field(
-        default=0,
-        ge=0,
-        le=MAX_RERANK,
-        description="LLM-rerank the top N hits by relevance to the query; 0 = off.",
-    )
+    rerank: Rerank = 0
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict_expansions: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
@@ -292,13 +288,13 @@ class QueriesSearchRequest(SiraRequest):
     queries: Path
     index: str
     method: RetrievalMethod = "bm25"
-    k: StrictInt = Field(default=10, ge=1, le=validation.MAX_K)
-    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    k: K = 10
+    tau: Tau | None = None
+    weight: Weight | None = None
     task: Task | None = None
     expansions: Path | None = None
     llm: str | None = None
-    rerank: StrictInt = Field(default=0, ge=0, le=MAX_RERANK)
+    rerank: Rerank = 0
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)

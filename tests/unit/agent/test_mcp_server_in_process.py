@@ -42,7 +42,7 @@ def test_tools_listed_with_their_schemas() -> None:
     search = tools["search"].input_schema
     assert search["required"] == ["query"]
     assert set(search["properties"]) == {"query", "expansions", "k", "method"}
-    assert search["properties"]["k"]["maximum"] == 100
+    assert search["properties"]["k"]["maximum"] == 10_000  # the search workflow's own k
     assert "grounding" in (tools["search"].output_schema or {})["properties"]
     assert tools["fetch_document"].annotations.read_only_hint is True
 
