@@ -73,6 +73,9 @@ def create_app(
             state.cluster.get()
         except UNAVAILABLE_ERRORS as exc:
             logger.warning("the cluster is not reachable yet (%s); retrying per request", exc)
+        else:
+            # Read once with the connection just made, for the OpenAPI document.
+            _app.state.indexes_have_vectors = _indexes_have_vectors(state)
         if on_ready is not None:
             on_ready()
         yield
@@ -104,11 +107,29 @@ def create_app(
     # In the order the OpenAPI document has always listed them.
     for module in (metrics, health, search, ask):
         app.include_router(module.router(state))
-    _exact_index_schema(app, config)
+    _exact_index_schema(app, config, lambda: getattr(app.state, "indexes_have_vectors", True))
     return app
 
 
-def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
+def _indexes_have_vectors(state: ServiceState) -> bool:
+    """Whether a vector method can be served on the allow-listed indexes: True when one of
+    them holds vectors (``ingest --embed``), or when that cannot be told (no allow-list, the
+    cluster unreachable): the document then keeps every method, as before."""
+    if not state.config.indexes:
+        return True
+    from sira_seek.sira.dense import read_index_embedding
+
+    try:
+        backend = state.cluster.get().backend
+        return any(read_index_embedding(backend, name) is not None for name in state.config.indexes)
+    except Exception as exc:  # the document must answer whatever the cluster does
+        logger.info("could not tell whether the indexes hold vectors (%s)", exc)
+        return True
+
+
+def _exact_index_schema(
+    app: FastAPI, config: ServiceConfig, have_vectors: Callable[[], bool]
+) -> None:
     """The OpenAPI document names the indexes a request may use: the allow-list as an enum,
     else the pattern of names always accepted; and, on a server without an LLM, that
     ``rerank`` can only be 0. A client generating requests from it (such as schemathesis)
@@ -145,7 +166,42 @@ def _exact_index_schema(app: FastAPI, config: ServiceConfig) -> None:
             served = [m.name for m in METHODS.values() if m.additions != "generated"]
             method["anyOf"] = [{"type": "string", "enum": served}, {"type": "null"}]
             method["description"] += " This server has no LLM: " + ", ".join(served) + " only."
+        if not have_vectors():
+            # None of the allow-listed indexes holds vectors: dense, hybrid and sira-hybrid
+            # (SEEK's dense and hybrid retrievers) would be refused (422), so the document
+            # does not offer them. Read at start-up, when the app first reaches the cluster.
+            _drop_enum(
+                schema,
+                "SearchBody",
+                "method",
+                {m.name for m in METHODS.values() if m.vectors != "none"},
+            )
+            _drop_enum(schema, "AskBody", "retriever", {"dense", "hybrid"})
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _drop_enum(schema: dict[str, Any], model: str, field: str, names: set[str]) -> None:
+    """Remove ``names`` from the enum of ``model.field`` (directly, or in an ``anyOf`` or a
+    referenced enum schema), and say so in its description."""
+    schemas = schema["components"]["schemas"]
+    prop = schemas[model]["properties"][field]
+    options = prop.get("anyOf", [prop])
+    for option in options:
+        target = option
+        if "$ref" in option:
+            target = schemas[option["$ref"].rsplit("/", 1)[-1]]
+        if "enum" in target:
+            if target is not option:  # a shared enum schema: narrow a copy for this field
+                target = {**target}
+                option.clear()
+                option.update(target)
+            target["enum"] = [v for v in target["enum"] if v not in names]
+    prop["description"] = (
+        prop.get("description", "")
+        + " The indexes this server serves hold no vectors: "
+        + ", ".join(sorted(names))
+        + " are not offered."
+    )

@@ -95,3 +95,23 @@ def test_ask_takes_the_dense_and_hybrid_retrievers_with_the_servers_embedder(
         assert refused.status_code == 422
     assert len(made) == 1 and made[0][1].queries == ["volcano island Sicily"] * 2
     assert made[0][1].closed
+
+
+@pytest.mark.parametrize("embedded", [True, False])
+def test_the_openapi_document_offers_vector_methods_only_where_the_indexes_hold_vectors(
+    backend: InMemoryBackend, embedded: bool, made: list[Any]
+) -> None:
+    """A client generating requests from the document (schemathesis) must not be offered a
+    method the server refuses: dense on an index without vectors is a 422."""
+    plain = InMemoryBackend(DOCS)
+    config = ServiceConfig(index="idx", indexes=("idx",))
+    served = backend if embedded else plain
+    with TestClient(create_app(lambda: SiraSeek(served), config)) as client:
+        schemas = client.get("/openapi.json").json()["components"]["schemas"]
+        methods = schemas["SearchBody"]["properties"]["method"]["anyOf"][0]["enum"]
+        retrievers = schemas["AskBody"]["properties"]["retriever"]["enum"]
+        vector = {"dense", "hybrid", "sira-hybrid"}
+        assert (vector <= set(methods)) is embedded and "bm25" in methods
+        assert ({"dense", "hybrid"} <= set(retrievers)) is embedded and "bm25" in retrievers
+        res = client.post("/search", json={"query": "volcano", "method": "dense"})
+        assert res.status_code == (200 if embedded else 422), res.text
