@@ -102,8 +102,13 @@ def _embed(
 
     One request finds which of the chunk's documents are already embedded with their current
     title and text, so a re-run embeds nothing for an unchanged corpus (and the upsert is a
-    no-op)."""
+    no-op). Each embedded row also gets the ``sira_embedding`` record ``sira-sync --embed``
+    writes (the hash of its title and text, the model, the time), so a later sync run finds it
+    current and embeds nothing again."""
     from .sira.dense import passage_text
+    from .sync.embed_runner import EMBED_META, EmbeddingRecord
+    from .sync.records import utc_now_ms
+    from .sync.source_text import source_hash
 
     query = {
         "query": {
@@ -124,8 +129,12 @@ def _embed(
     todo = [r for r in rows if done.get(r["_id"]) != (r[TITLE], r[TEXT])]
     if todo:
         vectors = embedder.embed_documents([passage_text(r[TITLE], r[TEXT]) for r in todo])
+        now = utc_now_ms()
         for row, vector in zip(todo, vectors, strict=True):
             row[VECTOR] = vector
+            row[EMBED_META] = EmbeddingRecord(
+                source_hash=source_hash(row, (TITLE, TEXT)), model=embedder.model, embedded_at=now
+            ).model_dump()
     return len(todo)
 
 
@@ -167,8 +176,11 @@ def ingest_corpus(
     report = IngestReport(index=index, created_index=created)
     if embedder is not None:
         from .sira.dense import record_embedder
+        from .sync.embed_runner import EMBED_META, EMBED_META_MAPPING
 
         record_embedder(backend, index, embedder)
+        for name in backend.index_settings(index):  # the record's mapping, as sync --embed's
+            backend.put_mapping(name, {EMBED_META: EMBED_META_MAPPING})
         report.embedder = embedder.model
     reads = ReadReport()
     for chunk in _chunks(read_corpus(path, reads), CHUNK):

@@ -160,3 +160,31 @@ def test_cli_refuses_enrichment_options_with_embed() -> None:
     assert result.exit_code == 2 and "drop --llm" in result.output
     result = CliRunner().invoke(main, ["--index", "idx", "--embedder", "cpu", "--from-jsonl", "x"])
     assert result.exit_code == 2 and "--embedder applies with --embed only" in result.output
+
+
+def test_sync_embed_after_ingest_embed_embeds_nothing(
+    tmp_path: Path, settings: SyncSettings
+) -> None:
+    """ingest --embed writes the same per-document record as sira-sync --embed (source hash,
+    model, time), so a sync run over the ingested index finds every document current; an edit
+    after ingest is still found."""
+    import json
+
+    from sira_seek.ingest import ingest_corpus
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"_id": i, "title": s["title"], "text": s["text"]}) + "\n"
+                for i, s in DOCS.items())
+    )  # fmt: skip
+    backend = InMemoryBackend({})
+    report = ingest_corpus(backend, "idx", corpus, embedder=BagOfWordsEmbedderDouble())
+    assert report.embedded == 20
+    assert backend.docs["d01"].source[EMBED_META]["model"] == "bag-of-words-double"
+    synced = BagOfWordsEmbedderDouble()
+    report = _run(backend, settings, synced)
+    assert synced.documents == [] and report.counts.enriched == 0
+    assert report.counts.current == 20
+    backend.edit("d03", text="a new text about mountains")
+    again = _run(backend, settings, BagOfWordsEmbedderDouble())
+    assert again.counts.enriched == 1 and again.counts.changed == 1
