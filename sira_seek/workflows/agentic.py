@@ -41,10 +41,10 @@ from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.llm.pending import PendingRequests
 from sira_seek.redaction import write_masked_text
 from sira_seek.seek.questions import QuestionInput, read_questions
-from sira_seek.sira.settings import MAX_WEIGHT
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified
+from .fields import Tau, Weight
 from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
 
@@ -78,8 +78,8 @@ class AgenticEvaluationRequest(WorkflowRequest):
     search_k: StrictInt = Field(
         ge=1, le=100, description="Passages per search (default: 20 evidence-blind, 5 snippets)."
     )
-    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    tau: Tau | None = None
+    weight: Weight | None = None
     limit: StrictInt | None = Field(default=None, ge=1)
     trace: Path | None = Field(
         default=None, description="Also write every question's whole episode here as JSONL."

@@ -24,6 +24,7 @@ from sira_seek.sync.slicing import SliceSpec
 
 from . import validation
 from .errors import InvalidInput, classified, validation_message
+from .fields import Tau
 from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
 
@@ -46,7 +47,7 @@ class EnrichRequest(WorkflowRequest):
     from_jsonl: Path | None = None
     from_batch_output: Path | None = None
     fields: tuple[str, ...] | str | None = None
-    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
+    tau: Tau | None = None
     categories: bool = False
     task: CorpusTask | None = None
     prompt_style: Literal["auto", "chat", "fewshot", "completion"] = "auto"
