@@ -95,9 +95,9 @@ class ServiceConfig(BaseModel):
         setting (``SIRA_SEEK_SIRA_EMBEDDER``), else None (the CPU default)."""
         if self.embedder is not None:
             return self.embedder
-        from sira_seek.sira.settings import SiraSettings
+        from sira_seek.workflows.sira_setup import sira_settings
 
-        return SiraSettings().embedder
+        return sira_settings().embedder
 
     @property
     def index(self) -> str | None:
