@@ -159,6 +159,13 @@ class SearchBody(BaseModel):
     def _not_blank(cls, value: str) -> str:
         return validation.query_text(value)
 
+    @field_validator("expansions", mode="before")
+    @classmethod
+    def _phrases(cls, value: Any) -> Any:
+        # The workflow's check first, so a refusal reads as the CLI's and the MCP tool's
+        # (``has 201 phrases; at most 200 are accepted``); the bounds above stay for the schema.
+        return validation.phrases(value) if isinstance(value, list) else value
+
 
 class AskBody(BaseModel):
     """``POST /ask``: one question answered with SEEK (or a baseline ``method``)."""

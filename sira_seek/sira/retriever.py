@@ -91,7 +91,15 @@ class SiraRetriever:
         self.index = index
         self.settings = settings or SiraSettings()
         self.expander = expander
-        self.profile = profile or read_index_profile(backend, index)
+        mode = method_spec(method).vectors if method is not None else "none"
+        # dense sends no BM25 query, so it needs none of SIRA's layout (an index made by
+        # sira-sync migrate or any other tool, given vectors by sira-sync --embed): a bare
+        # profile stands in, never compiled into a request.
+        self.profile = profile or (
+            IndexProfile(index=index, shingle_field=None)
+            if mode == "only"
+            else read_index_profile(backend, index)
+        )
         # The rerank depth is the setting's; a reranker with depth 0 is not used.
         self.reranker = reranker if self.settings.rerank_top_n > 0 else None
         if self.reranker is not None:
@@ -101,7 +109,6 @@ class SiraRetriever:
         # dense, hybrid, sira-hybrid (``methods``): the kNN side, checked against the index's
         # recorded embedder here, before any query runs.
         self.vectors: VectorStage | None = None
-        mode = method_spec(method).vectors if method is not None else "none"
         if mode != "none":
             from .dense import VectorStage
 

@@ -235,7 +235,12 @@ def _search_one(
         expander=failure_policy(
             expander if additions != "none" else None, request.on_llm_failure, request.llm
         ),
-        profile=profiles.get(backend, request.index) if profiles is not None else None,
+        # dense needs no SIRA profile (the retriever makes none for it): none is read
+        profile=(
+            profiles.get(backend, request.index)
+            if profiles is not None and method_spec(request.method).vectors != "only"
+            else None
+        ),
         source=list(request.source_fields),
         reranker=reranker,
         stop_when_llm_down=request.on_llm_failure == "error",

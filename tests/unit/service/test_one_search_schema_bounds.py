@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from fastapi.testclient import TestClient
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
@@ -18,7 +20,9 @@ from sira_seek.agent.mcp_server import build_server  # noqa: E402
 from sira_seek.agent.tools import AgentTools  # noqa: E402
 from sira_seek.client import SiraSeek  # noqa: E402
 from sira_seek.integrations._common import RetrievalOptions  # noqa: E402
+from sira_seek.service.app import ServiceConfig, create_app  # noqa: E402
 from sira_seek.service.bodies import SearchBody  # noqa: E402
+from sira_seek.workflows import InvalidInput  # noqa: E402
 from sira_seek.workflows.search import SearchRequest  # noqa: E402
 
 BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -55,3 +59,25 @@ def test_every_front_end_schema_has_the_workflows_bounds() -> None:
     for front, (props, names) in fronts.items():
         for name in names:
             assert _bounds(props[name]) == _bounds(workflow[name]), (front, name)
+
+
+def test_too_many_expansions_get_the_workflows_reason_everywhere() -> None:
+    """201 phrases: the workflow's words over HTTP and MCP, not pydantic's list message."""
+    phrases = ["zzyzx"] * 201
+    reason = "has 201 phrases; at most 200 are accepted"
+    with pytest.raises(InvalidInput, match=f"^expansions: {reason}$"):
+        SearchRequest.build(query="q", index="idx", phrases=phrases)
+    backend = InMemoryBackend({"d1": {"title": "t", "text": "zzyzx"}})
+    with TestClient(create_app(lambda: SiraSeek(backend), ServiceConfig())) as http:
+        res = http.post("/search", json={"index": "idx", "query": "q", "expansions": phrases})
+    assert res.status_code == 422
+    assert res.json()["errors"] == [{"loc": ["body", "expansions"], "msg": reason}]
+    server = build_server(AgentTools(SiraSeek(backend), "idx"))
+
+    async def main() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool("search", {"query": "q", "expansions": phrases})
+
+    got = anyio.run(main)
+    assert got.is_error
+    assert got.content[0].text.endswith(f"invalid_input: expansions: {reason}")
