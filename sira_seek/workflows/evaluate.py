@@ -42,9 +42,10 @@ from sira_seek.sira.evaluation import RerankedRun, bm25_run, rerank_run, sira_ru
 from sira_seek.sira.evaluation import evaluate_enrichment as enrichment_rows
 from sira_seek.sira.expansions import REPORTED_IN_RESULT, QueryExpander
 from sira_seek.sira.rerank import LLMReranker
-from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT, SiraSettings, Task
+from sira_seek.sira.settings import MAX_RERANK, SiraSettings, Task
 
 from .errors import InvalidInput, NotFound, classified
+from .fields import Tau, Weight
 from .methods import method_spec
 from .recorded import recorded_run
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
@@ -74,8 +75,8 @@ class RetrievalEvaluationRequest(SiraRequest):
     method: RetrievalMethod = "bm25"
     expansions: Path | dict[str, list[str]] | None = None
     llm: str | None = None
-    tau: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    weight: float | None = Field(default=None, ge=0, le=MAX_WEIGHT, allow_inf_nan=False)
+    tau: Tau | None = None
+    weight: Weight | None = None
     task: Task | None = None
     rerank: StrictInt = Field(
         default=0,

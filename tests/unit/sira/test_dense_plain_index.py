@@ -28,9 +28,7 @@ PLAIN = {"title": {"type": "text"}, "text": {"type": "text"}}  # no contents, no
 
 
 @pytest.mark.parametrize("cached", [False, True], ids=["cli", "server-profile-cache"])
-def test_dense_searches_an_index_without_the_sira_seek_layout(
-    tmp_path: Path, cached: bool
-) -> None:
+def test_dense_searches_an_index_without_the_sira_seek_layout(tmp_path: Path, cached: bool) -> None:
     backend = InMemoryBackend(DOCS, properties=PLAIN)
     embedder = BagOfWordsEmbedderDouble()
     EmbedRunner(backend, "idx", embedder, SyncSettings(state_dir=tmp_path)).run()
