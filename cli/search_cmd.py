@@ -132,12 +132,12 @@ def rerank_option(func: Any) -> Any:
     return click.option(
         "--rerank",
         type=int,
-        default=0,
-        show_default=True,
+        default=None,
         metavar="N",
         help="LLM-rerank the top N hits (0-100) by relevance to the query, as SIRA §3.1 picks "
         "its top-k; the rest follow in BM25 order. Needs --llm (which only reranks when "
-        "--expansions gives the phrases); 0 = off.",
+        "--expansions gives the phrases); 0 = off. Default: 10 for --method sira with --llm "
+        "(SIRA's pipeline), else off.",
     )(func)
 
 
@@ -153,7 +153,7 @@ def search_request(
     expansions: Path | None,
     *,
     method: str | None = None,
-    rerank: int = 0,
+    rerank: int | None = None,
     **knobs: Any,
 ) -> SearchRequest:
     """The search the shared SIRA flags ask for (``search`` and ``explain``): ``method``, by
@@ -250,7 +250,7 @@ def search(
     task: str | None,
     query_id: str | None,
     size: int,
-    rerank: int,
+    rerank: int | None,
     explain: bool,
     as_json: bool,
     log_queries: bool,

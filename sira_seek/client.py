@@ -201,7 +201,7 @@ class SiraSeek:
         weight: float | None = None,
         task: Task | None = None,
         query_id: str | None = None,
-        rerank: int = 0,
+        rerank: int | None = None,
         on_llm_failure: OnLLMFailure = "error",
         num_candidates: int | None = None,
         embedder: str | None = None,
@@ -216,8 +216,10 @@ class SiraSeek:
         plain BM25 instead, said so in ``result.fell_back_to_bm25`` and ``result.notes`` (as is
         any query the phrase source had nothing for). ``rerank`` N > 0 has ``llm`` rerank the
         top N hits by relevance to the query (SIRA §3.1); with ``expansions`` the LLM only
-        reranks. ``method="dense"``, ``"hybrid"``, ``"sira-hybrid"`` need an index ingested with
-        ``embed=True``; ``embedder`` (a spec, default the CPU model) must be its model, and
+        reranks. Unset, ``method="sira"`` with ``llm`` reranks the top 10 (SIRA's pipeline;
+        ``rerank=0`` turns it off); no other search reranks unless asked. ``method="dense"``,
+        ``"hybrid"``, ``"sira-hybrid"`` need an index ingested with ``embed=True``;
+        ``embedder`` (a spec, default the CPU model) must be its model, and
         ``num_candidates`` (default 100) is the kNN's candidates per shard.
         """
         from sira_seek.workflows import search as flow
@@ -252,7 +254,7 @@ class SiraSeek:
         tau: float | None = None,
         weight: float | None = None,
         task: Task | None = None,
-        rerank: int = 0,
+        rerank: int | None = None,
         measures: str | None = None,
         answers: Path | str | Mapping[str, Sequence[str]] | None = None,
         strict: bool = True,
@@ -275,7 +277,8 @@ class SiraSeek:
         ``on_llm_failure="fallback"``, which counts them here). ``save_run`` writes the
         per-query record for ``sira-seek report``; ``run_file`` a TREC run; ``log_queries``
         logs every query.
-        ``rerank`` N > 0 has ``llm`` rerank every query's top N by relevance before scoring.
+        ``rerank`` N > 0 has ``llm`` rerank every query's top N by relevance before scoring;
+        unset, ``method="sira"`` with ``llm`` reranks the top 10 (``rerank=0``: off).
         ``num_candidates`` and ``embedder``: as in ``search``, for the vector methods.
         """
         from sira_seek.workflows.evaluate import RetrievalEvaluationRequest, evaluate_retrieval

@@ -157,8 +157,8 @@ def _exact_index_schema(
         if not config.llm:
             # Without an LLM nothing can rerank: the document says 0 is the only value served.
             rerank = schema["components"]["schemas"]["SearchBody"]["properties"]["rerank"]
-            rerank["maximum"] = 0
-            rerank["description"] += " This server has no LLM: 0 only."
+            next(a for a in rerank["anyOf"] if a.get("type") == "integer")["maximum"] = 0
+            rerank["description"] += " This server has no LLM: 0 (or unset) only."
             # Nor can it run a method whose text an LLM writes (hyde, cot; the route refuses
             # them with 422): the document lists the methods it serves. SIRA is served with
             # the body's phrases (or as BM25 with a note when it brings none).

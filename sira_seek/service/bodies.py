@@ -135,10 +135,11 @@ class SearchBody(BaseModel):
     k: Annotated[K, BeforeValidator(_json_integer)] = 10
     tau: Annotated[Tau, BeforeValidator(_json_number)] | None = None
     weight: Annotated[Weight, BeforeValidator(_json_number)] | None = None
-    rerank: Annotated[Rerank, BeforeValidator(_json_integer)] = Field(
-        default=0,
+    rerank: Annotated[Rerank, BeforeValidator(_json_integer)] | None = Field(
+        default=None,
         description="LLM-rerank the top N hits by relevance to the query (SIRA §3.1) with the "
-        "server's LLM (`serve --llm`); the rest follow in BM25 order. 0 = off.",
+        "server's LLM (`serve --llm`); the rest follow in BM25 order. 0 = off. Unset: method "
+        "sira on a server with an LLM reranks the top 10 (SIRA's pipeline), else nothing.",
     )
     on_llm_failure: OnLLMFailure = Field(
         default="error",

@@ -31,6 +31,12 @@ DEFAULT_DF_STATS_MAX_AGE = 1.0
 MAX_RERANK = 100
 """Deepest LLM rerank accepted: one LLM call per reranked document and query."""
 
+DEFAULT_RERANK_TOP_N = 10
+"""The rerank depth of ``method="sira"`` with a live LLM when the request names none. SIRA §3.1
+ends with "top-k candidates are picked from the returned candidates based on relevance with the
+query" without giving k; 10 is ours (the depth nDCG@10 reads and docs/benchmarks/rerank.md
+measured)."""
+
 
 class SiraSettings(BaseSettings):
     """How SIRA enriches, filters and weights a query."""

@@ -78,12 +78,13 @@ class RetrievalEvaluationRequest(SiraRequest):
     tau: Tau | None = None
     weight: Weight | None = None
     task: Task | None = None
-    rerank: StrictInt = Field(
-        default=0,
+    rerank: StrictInt | None = Field(
+        default=None,
         ge=0,
         le=MAX_RERANK,
         description="LLM-rerank every query's top N by relevance to the query before scoring "
-        "(needs llm); 0 = off.",
+        "(needs llm); 0 = off; unset: method sira with llm reranks the top 10 (SIRA §3.1), "
+        "anything else reranks nothing.",
     )
     measures: str | None = Field(
         default=None, description='ir_measures strings, e.g. "nDCG@10,R@100" (default 3).'
@@ -393,7 +394,10 @@ def _evaluate(
         logger.warning("%s (%s)", note, request.index, extra=REPORTED_IN_RESULT)
         notes.append(note)
     if rerank is not None:
+        notes.append(rerank_ran_note(request.rerank, settings.rerank_top_n))
         notes += rerank.notes
+    # Which stages ran is part of the figures: a reranked run and a plain one differ.
+    metrics["rerank"] = settings.rerank_top_n if rerank is not None else 0
     coverage = _coverage(backend, request.index, run, answers)
     metrics.update(coverage)
     metrics = finite_metrics(metrics)
@@ -408,6 +412,19 @@ def _evaluate(
             raise InvalidInput(str(exc), field="run_file") from None
     return RetrievalEvaluation(
         metrics=metrics, skipped=[str(b) for b in report.bad], run_file_lines=lines, notes=notes
+    )
+
+
+def rerank_ran_note(asked: int | None, depth: int) -> str:
+    """The note saying every query's top ``depth`` was reranked, and why (asked, or SIRA's
+    default pipeline when the request named no depth)."""
+    why = (
+        "asked (--rerank / rerank)"
+        if asked is not None
+        else "SIRA's default with an LLM (§3.1); --rerank 0 / rerank=0 turns it off"
+    )
+    return (
+        f"LLM rerank of every query's top {depth} by relevance to the query before scoring: {why}"
     )
 
 

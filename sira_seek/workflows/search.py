@@ -83,7 +83,9 @@ class SearchRequest(SiraRequest):
 
     ``rerank`` N > 0 reranks the top N hits by their relevance to the query (SIRA §3.1) with
     ``llm``, which then only reads passages when ``phrases``, ``expansions`` or a caller's
-    expander gives the phrases; 0 (the default) is off.
+    expander gives the phrases; 0 is off. Unset (None), ``method="sira"`` with an ``llm``
+    reranks the top ``DEFAULT_RERANK_TOP_N`` (SIRA's own pipeline, ``rerank_depth``); any other
+    request reranks nothing.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
@@ -99,7 +101,7 @@ class SearchRequest(SiraRequest):
     expansions: Path | dict[str, list[str]] | None = None
     llm: str | None = None
     query_id: str | None = None
-    rerank: Rerank = 0
+    rerank: Rerank | None = None
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict_expansions: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
@@ -299,7 +301,7 @@ class QueriesSearchRequest(SiraRequest):
     task: Task | None = None
     expansions: Path | None = None
     llm: str | None = None
-    rerank: Rerank = 0
+    rerank: Rerank | None = None
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)

@@ -19,7 +19,7 @@ from pydantic import field_validator, model_validator
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import ReadReport
 from sira_seek.sira.expansions import QueryExpander
-from sira_seek.sira.settings import SiraSettings, Task
+from sira_seek.sira.settings import DEFAULT_RERANK_TOP_N, SiraSettings, Task
 
 from . import validation
 from .errors import InvalidInput, validation_message
@@ -114,7 +114,7 @@ class SiraRequest(WorkflowRequest):
         weight: float | None
         task: Task | None
         llm: str | None
-        rerank: int
+        rerank: int | None
 
     @field_validator("index", check_fields=False)
     @classmethod
@@ -139,7 +139,7 @@ class SiraRequest(WorkflowRequest):
             weight=weight,
             task=self.task,
             size=getattr(self, "k", None),
-            rerank_top_n=self.rerank,
+            rerank_top_n=rerank_depth(self.rerank, method, self.llm),
             num_candidates=getattr(self, "num_candidates", None),
             embedder=getattr(self, "embedder", None),
         )
@@ -243,6 +243,22 @@ def _from_llm(llm: str, build: Callable[[], QueryExpander]) -> QueryExpander:
 RERANK_NEEDS_LLM = (
     "needs an LLM to read the passages (llm / --llm; with expansions the LLM only reranks)"
 )
+
+
+def rerank_depth(rerank: int | None, method: str | None, llm: str | None) -> int:
+    """The rerank depth a request runs: the one it names, else SIRA's default pipeline.
+
+    SIRA §3.1 ends with an LLM relevance ranking of the top candidates, so ``method="sira"``
+    with a live LLM (``llm``, any spec, batch rounds included: the rerank is their second round)
+    reranks the top ``DEFAULT_RERANK_TOP_N`` unless the request says ``rerank=0``. Without an LLM
+    (precomputed expansions) there is no model to read passages, so nothing is reranked; other
+    methods are not SIRA and rerank only when asked. A ``jsonl:`` spec is precomputed outputs,
+    not a model that can read a passage: no default rerank with it either.
+    """
+    if rerank is not None:
+        return rerank
+    live = bool(llm) and str(llm).strip().partition(":")[0].lower() != "jsonl"
+    return DEFAULT_RERANK_TOP_N if method == "sira" and live else 0
 
 
 def check_rerank(depth: int, llm: str | None) -> None:

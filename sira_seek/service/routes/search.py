@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse, Response
 
 from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.methods import METHODS, method_spec
+from sira_seek.workflows.sira_setup import rerank_depth
 
 from ..bodies import ERROR_RESPONSES, SearchBody
 from ..errors import ServiceError, http_error
@@ -50,7 +51,7 @@ def router(state: ServiceState) -> APIRouter:
 
     def search_here(request: SearchBody) -> Response:
         index = state.index_for(request.index)
-        if request.rerank and state.reranker is None:
+        if request.rerank and state.reranker is None:  # unset: no rerank without an LLM
             raise ServiceError(
                 422, "body.rerank: this server has no LLM to rerank with (sira-seek serve --llm)"
             )
@@ -95,10 +96,12 @@ def _search(
     shared = None
     if expander is not None and additions != "none" and request.expansions is None:
         shared = expander.get(method or "sira")
-    reading = reranker.get() if reranker is not None and request.rerank else None
     spec = next((x.spec for x in (expander, reranker) if x is not None), None)
     if method is None:
         method = "sira" if request.expansions is not None or shared is not None else "bm25"
+    # Unset, SIRA with the server's LLM reranks as the paper's pipeline does (rerank_depth).
+    depth = rerank_depth(request.rerank, method, spec if reranker is not None else None)
+    reading = reranker.get() if reranker is not None and depth else None
     wanted = flow.SearchRequest.build(
         query=request.query,
         index=index,
@@ -107,7 +110,7 @@ def _search(
         k=request.k,
         tau=request.tau,
         weight=request.weight,
-        rerank=request.rerank,
+        rerank=depth,
         # It names the LLM in an error (masked); it only reranks when phrases are given.
         llm=spec if shared is not None or reading is not None else None,
         on_llm_failure=request.on_llm_failure,

@@ -49,9 +49,15 @@ def _client(llm: str | None) -> TestClient:
 
 def test_rerank_reorders_the_top_n_with_the_servers_llm(llm: ScriptedLLMDouble) -> None:
     with _client(LLM) as client:
-        plain = client.post("/search", json=BODY)
+        plain = client.post("/search", json={**BODY, "rerank": 0})
         assert [h["_id"] for h in plain.json()["hits"]] == ["d1", "d2", "d3"]
         assert llm.calls == []  # the body's phrases win: no expansion call, no rerank
+        default = client.post("/search", json=BODY)  # SIRA with the server's LLM: top 10
+        assert [h["_id"] for h in default.json()["hits"]] == ["d2", "d1", "d3"]
+        assert len(llm.calls) == 3 and "LLM rerank of the top 10" in " ".join(
+            default.json()["notes"]
+        )
+        llm.calls.clear()
         res = client.post("/search", json={**BODY, "rerank": 2})
     assert res.status_code == 200, res.text
     hits = res.json()["hits"]
@@ -80,19 +86,17 @@ def test_a_server_without_an_llm_refuses_a_rerank_and_says_so_in_its_schema() ->
         res = client.post("/search", json={**BODY, "rerank": 1})
         assert res.status_code == 422 and res.json()["detail"].startswith("body.rerank:")
         assert client.post("/search", json={**BODY, "rerank": 0}).status_code == 200
+        assert client.post("/search", json=BODY).json()["notes"] == []  # unset: no rerank
         schema = client.get("/openapi.json").json()
     rerank = schema["components"]["schemas"]["SearchBody"]["properties"]["rerank"]
-    assert rerank["minimum"] == 0 and rerank["maximum"] == 0 and rerank["type"] == "integer"
+    number = next(a for a in rerank["anyOf"] if a.get("type") == "integer")
+    assert number["minimum"] == 0 and number["maximum"] == 0
 
 
 def test_the_schema_declares_the_bounds(llm: ScriptedLLMDouble) -> None:
     with _client(LLM) as client:
         schema = client.get("/openapi.json").json()
     rerank = schema["components"]["schemas"]["SearchBody"]["properties"]["rerank"]
-    assert (rerank["type"], rerank["minimum"], rerank["maximum"], rerank["default"]) == (
-        "integer",
-        0,
-        100,
-        0,
-    )
+    number = next(a for a in rerank["anyOf"] if a.get("type") == "integer")
+    assert (number["minimum"], number["maximum"], rerank.get("default")) == (0, 100, None)
     assert "relevance to the query" in rerank["description"]

@@ -6,6 +6,8 @@ Above the LLM protocol: ``ScriptedLLMDouble`` stands in for the server (an
 ``SearchBackend`` double for the engine. ``error`` (the default) stops after one probe naming
 the LLM, its URL's password masked; ``fallback`` runs such queries as plain BM25 and counts
 them; a single bad answer (malformed, too long) is a counted fallback under either policy.
+These are the expansion's calls: every request says ``rerank=0`` (SIRA's default pipeline would
+add the rerank's calls, tested in test_rerank_workflows.py).
 """
 
 from __future__ import annotations
@@ -73,7 +75,14 @@ def _use(monkeypatch: pytest.MonkeyPatch, double: ScriptedLLMDouble) -> Scripted
 def _evaluate(recorded: bool, tmp_path: Path, **values: Any) -> Any:
     extra = {"save_run": tmp_path / "run.json"} if recorded else {}
     request = RetrievalEvaluationRequest.build(
-        index="idx", queries=QUERIES, qrels=QRELS, method="sira", llm=SPEC, **extra, **values
+        index="idx",
+        queries=QUERIES,
+        qrels=QRELS,
+        method="sira",
+        llm=SPEC,
+        rerank=0,
+        **extra,
+        **values,
     )
     return evaluate_retrieval(InMemoryBackend(DOCS), request)
 
@@ -132,14 +141,16 @@ def test_search_queries_with_its_llm_down_stops_after_one_probe(
     queries = tmp_path / "queries.jsonl"
     queries.write_text("".join(json.dumps({"_id": q.id, "text": q.text}) + "\n" for q in QUERIES))
     llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
-    request = QueriesSearchRequest.build(queries=queries, index="idx", method="sira", llm=SPEC)
+    request = QueriesSearchRequest.build(
+        queries=queries, index="idx", method="sira", llm=SPEC, rerank=0
+    )
     with pytest.raises(Unavailable):
         search_queries(InMemoryBackend(DOCS), request)
     assert len(llm.calls) == 1
 
     llm.calls.clear()
     fallback = QueriesSearchRequest.build(
-        queries=queries, index="idx", method="sira", llm=SPEC, on_llm_failure="fallback"
+        queries=queries, index="idx", method="sira", llm=SPEC, rerank=0, on_llm_failure="fallback"
     )
     results = search_queries(InMemoryBackend(DOCS), fallback)
     assert len(llm.calls) == 1  # the circuit opened at the probe: no call per query

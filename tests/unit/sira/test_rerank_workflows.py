@@ -26,6 +26,7 @@ from sira_seek.client import SiraSeek  # noqa: E402
 from sira_seek.corpus import Query  # noqa: E402
 from sira_seek.llm.request import LLMRequest  # noqa: E402
 from sira_seek.metrics.run_record import RunRecord  # noqa: E402
+from sira_seek.sira.settings import DEFAULT_RERANK_TOP_N  # noqa: E402
 from sira_seek.workflows.errors import InvalidInput  # noqa: E402
 from sira_seek.workflows.evaluate import (  # noqa: E402
     RetrievalEvaluationRequest,
@@ -101,6 +102,63 @@ def test_the_request_carries_the_one_setting() -> None:
     assert SearchRequest.build(query=QUERY, index="idx").settings().rerank_top_n == 0
 
 
+# -- SIRA's default pipeline (§3.1): a rerank with a live LLM unless rerank=0 -------------------
+@pytest.mark.parametrize(
+    ("values", "depth"),
+    [
+        ({"method": "sira", "llm": LLM}, DEFAULT_RERANK_TOP_N),
+        ({"method": "sira", "llm": "batch:rounds.json"}, DEFAULT_RERANK_TOP_N),
+        ({"method": "sira", "llm": LLM, "expansions": {QUERY: ["x"]}}, DEFAULT_RERANK_TOP_N),
+        ({"method": "sira", "llm": LLM, "rerank": 0}, 0),
+        ({"method": "sira", "llm": LLM, "rerank": 3}, 3),
+        ({"method": "sira", "expansions": {QUERY: ["x"]}}, 0),  # no LLM: today's behaviour
+        ({"method": "sira", "llm": "jsonl:expansions.jsonl"}, 0),  # precomputed, no model
+        ({"method": "bm25", "llm": LLM}, 0),
+        ({"method": "hyde", "llm": LLM}, 0),
+    ],
+)
+def test_the_default_depth_is_sira_s_pipeline_with_a_live_llm_only(
+    values: dict[str, Any], depth: int
+) -> None:
+    assert SearchRequest.build(query=QUERY, index="idx", **values).settings().rerank_top_n == depth
+    evaluation = RetrievalEvaluationRequest.build(
+        index="idx", queries=QUERIES, qrels=QRELS, **values
+    )
+    assert evaluation.settings().rerank_top_n == depth
+
+
+def test_eval_retrieval_sira_with_an_llm_reranks_by_default_and_says_so(
+    backend: InMemoryBackend, llm: ScriptedLLMDouble
+) -> None:
+    base = {"index": "idx", "queries": QUERIES, "qrels": QRELS, "method": "sira", "llm": LLM}
+    base["expansions"] = {"q1": ["cinema"]}  # the LLM only reads passages
+    done = evaluate_retrieval(backend, RetrievalEvaluationRequest.build(**base))
+    assert _close(done.metrics["ndcg@10"], WITH)
+    assert done.metrics["rerank"] == DEFAULT_RERANK_TOP_N
+    assert len(llm.calls) == 3  # every hit of the top 10 (the index holds 3)
+    assert done.notes[0].endswith(
+        "SIRA's default with an LLM (§3.1); --rerank 0 / rerank=0 turns it off"
+    )
+    llm.calls.clear()
+    del base["llm"]  # with rerank=0 the LLM would have nothing to do beside the expansions
+    off = evaluate_retrieval(backend, RetrievalEvaluationRequest.build(**base, rerank=0))
+    assert _close(off.metrics["ndcg@10"], WITHOUT)
+    assert off.metrics["rerank"] == 0 and off.notes == [] and llm.calls == []
+
+
+def test_search_sira_with_an_llm_reranks_by_default(
+    backend: InMemoryBackend, llm: ScriptedLLMDouble
+) -> None:
+    values = {"method": "sira", "expansions": {QUERY: ["cinema"]}, "llm": LLM}
+    result = search(backend, SearchRequest.build(query=QUERY, index="idx", **values))
+    assert [h.id for h in result.hits][:2] == ["d2", "d1"]
+    assert any(n.startswith("LLM rerank of the top 10") for n in result.notes)
+    llm.calls.clear()
+    del values["llm"]
+    off = search(backend, SearchRequest.build(query=QUERY, index="idx", rerank=0, **values))
+    assert [h.id for h in off.hits][:2] == ["d1", "d2"] and llm.calls == []
+
+
 # -- search ------------------------------------------------------------------------------------
 def test_search_reranks_bm25_by_relevance_and_the_llm_only_reads(
     backend: InMemoryBackend, llm: ScriptedLLMDouble
@@ -148,12 +206,15 @@ def test_eval_retrieval_scores_the_reranked_order(
     before = evaluate_retrieval(backend, RetrievalEvaluationRequest.build(**base))
     assert _close(before.metrics["ndcg@10"], WITHOUT)
     assert llm.calls == []
-    after = evaluate_retrieval(
-        backend, RetrievalEvaluationRequest.build(**base, llm=LLM, rerank=2)
-    )
+    after = evaluate_retrieval(backend, RetrievalEvaluationRequest.build(**base, llm=LLM, rerank=2))
     assert _close(after.metrics["ndcg@10"], WITH)
     assert after.metrics["recall@10"] == before.metrics["recall@10"] == 1.0
-    assert _shown(llm) == ["Fritz Lang films", "Metropolis"] and after.notes == []
+    assert _shown(llm) == ["Fritz Lang films", "Metropolis"]
+    assert after.notes == [
+        "LLM rerank of every query's top 2 by relevance to the query before scoring: asked "
+        "(--rerank / rerank)"
+    ]
+    assert after.metrics["rerank"] == 2 and before.metrics["rerank"] == 0
 
 
 def test_the_recorded_path_and_the_run_file_keep_the_reranked_order(
@@ -184,7 +245,7 @@ def test_unusable_rerank_answers_are_noted_and_keep_their_place(
     )
     done = evaluate_retrieval(backend, request)
     assert _close(done.metrics["ndcg@10"], WITHOUT)  # BM25 order kept
-    assert len(done.notes) == 1 and done.notes[0].startswith("rerank: 2 of 2 answers unusable")
+    assert len(done.notes) == 2 and done.notes[1].startswith("rerank: 2 of 2 answers unusable")
 
 
 def test_the_library_evaluate_takes_rerank(

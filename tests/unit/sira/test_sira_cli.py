@@ -50,6 +50,8 @@ def test_search_flag_conflicts(files: dict[str, str]) -> None:
         "jsonl:" + files["exp"],
         "--expansions",
         files["exp"],
+        "--rerank",
+        "0",  # without it the LLM reranks SIRA's top 10 (the default pipeline)
     )
     assert code == 2 and "either expansions or an LLM" in out
     code, out = _run("search", "x", "--index", "i", "--llm", "nonsense")
