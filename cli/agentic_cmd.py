@@ -152,6 +152,8 @@ def _render(done: AgenticEvaluation, as_json: bool) -> None:
     """The JSON object, or a line per question and the means; exit 3 when the LLM failed."""
     report = done.report
     out = done.to_json()
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(json.dumps(out, allow_nan=False))
     else:

@@ -99,6 +99,10 @@ class AgenticReport(BaseModel):
     malformed_steps: int
     llm_errors: int
     stop_reasons: dict[str, int] = Field(default_factory=dict)
+    notes: list[str] = Field(
+        default_factory=list,
+        description="E.g. how many questions the step cap stopped before their page budget.",
+    )
     results: list[AgentQuestionScore] = Field(default_factory=list)
 
 
@@ -140,6 +144,19 @@ def score_run(
     )
 
 
+def step_cap_note(
+    capped: Sequence[AgentQuestionScore], max_steps: int, budget: int, questions: int
+) -> str:
+    """The note for questions the step cap stopped before their page budget: §4.4 has no step
+    cap (its stream runs to the budget), so a capped stream is shorter than the paper's and the
+    reader must know which ones (each also says ``stop_reason: max_steps``)."""
+    pages = ", ".join(f"{s.id} ({len(s.pages_read)})" for s in capped)
+    return (
+        f"the step cap (max_steps {max_steps}) stopped {len(capped)} of {questions} questions "
+        f"before their {budget}-page budget: {pages} pages; raise it with --max-steps / max_steps"
+    )
+
+
 def evaluate_runs(
     runs: Sequence[AgentRun],
     qrels: Mapping[str, Mapping[str, int]],
@@ -168,6 +185,8 @@ def evaluate_runs(
     reasons: dict[str, int] = {}
     for score in scores:
         reasons[score.stop_reason] = reasons.get(score.stop_reason, 0) + 1
+    capped = [s for s in scores if s.stop_reason == "max_steps"]
+    notes = [step_cap_note(capped, max_steps, budget, len(scores))] if capped else []
     return AgenticReport(
         protocol=protocol,
         budget=budget,
@@ -189,5 +208,6 @@ def evaluate_runs(
         malformed_steps=sum(s.malformed_steps for s in scores),
         llm_errors=sum(s.stop_reason == "llm_error" for s in scores),
         stop_reasons=reasons,
+        notes=notes,
         results=scores,
     )

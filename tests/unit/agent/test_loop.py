@@ -398,9 +398,23 @@ def test_evaluate_runs_means_skip_what_cannot_be_scored() -> None:
     assert report.cover_em == pytest.approx(1 / 3)
     assert report.answered == 2 and report.mean_pages_read == pytest.approx(4 / 3)
     assert report.stop_reasons == {"answered": 2, "budget": 1}
+    assert report.notes == []  # no question stopped by the step cap
     assert [r.first_relevant_rank for r in report.results] == [2, 1, None]
     assert [r.answer_covered for r in report.results] == [True, False, False]
     with pytest.raises(ValueError, match="different budgets"):
         evaluate_runs([*runs, runs[0].model_copy(update={"budget": 9})], qrels, golden)
     with pytest.raises(ValueError, match="different budgets"):
         evaluate_runs([*runs, runs[0].model_copy(update={"protocol": "snippets"})], qrels, golden)
+
+
+def test_a_question_the_step_cap_stopped_is_noted_with_its_pages() -> None:
+    capped = _run([("a", "x"), ("b", "y")], None, "q2").model_copy(
+        update={"stop_reason": "max_steps"}
+    )
+    report = evaluate_runs([_run([("c", "z")], "z", "q1"), capped], {"q1": {"c": 1}}, {})
+    assert report.stop_reasons == {"answered": 1, "max_steps": 1}
+    assert [r.stop_reason for r in report.results] == ["answered", "max_steps"]
+    assert report.notes == [
+        "the step cap (max_steps 6) stopped 1 of 2 questions before their 4-page budget: "
+        "q2 (2) pages; raise it with --max-steps / max_steps"
+    ]
