@@ -100,6 +100,7 @@ def test_search_and_evaluate_equal_the_library_calls(
     # The metrics of the library call, plus the coverage keys eval retrieval --json always
     # carries (null without gold answers).
     assert bm25.pop("coverage@5") is None and bm25.pop("coverage@10") is None
+    assert bm25.pop("fallbacks") == 0 and bm25.pop("rerank") == 0
     assert bm25 == evaluate_bm25(backend, index_name, queries, qrels)
     assert bm25["queries"] == QUESTIONS and 0 < bm25["ndcg@10"] <= 1
 
@@ -110,6 +111,9 @@ def test_search_and_evaluate_equal_the_library_calls(
         backend, index_name, queries, qrels, expander=PrecomputedExpander.from_file(expansions)
     )
     assert sira.pop("coverage@5") is None and sira.pop("coverage@10") is None
+    # What the evaluation adds to the metrics: no query fell back, and precomputed phrases
+    # without an LLM are not reranked (SIRA's rerank default needs a live LLM).
+    assert sira.pop("fallbacks") == 0 and sira.pop("rerank") == 0
     assert sira == expected
     assert sira != bm25  # the expansions reached the queries
 
@@ -141,7 +145,9 @@ def test_search_and_evaluate_equal_the_library_calls(
         ({"method": "bm25", "expansions": {"q": ["x"]}}, "method 'sira' only"),
         ({"method": "sira"}, "needs candidate phrases"),
         ({"method": "sira", "expansions": {"q": ["x"]}, "llm": "jsonl:x.jsonl"}, "not both"),
-        ({"method": "dense"}, "'bm25' or 'sira'"),
+        ({"method": "dense", "expansions": {"q": ["x"]}}, "method 'sira' only"),
+        ({"method": "hybrid", "llm": "jsonl:x.jsonl"}, "does not apply to method 'hybrid'"),
+        ({"method": "nope"}, "'bm25', 'sira', 'hyde', 'cot', 'dense', 'hybrid' or 'sira-hybrid'"),
     ],
 )
 def test_search_refuses_contradictory_options(
