@@ -80,12 +80,16 @@ def test_two_node_ups_at_once_as_a_normal_user(world_readable_tmp: Path) -> None
     home = tmp_path / "home"
     downloads = home / "downloads"
     downloads.mkdir(parents=True)
-    # Reuse the archives the session already fetched (no second download).
+    # Reuse the archives the session already fetched (no second download): the default
+    # node's zip and its k-NN plugin, and every jar (modules and their dependencies, small);
+    # not the other engines' and versions' archives. The user's own Maven repository then
+    # starts empty and is never needed.
     cached = NodeSettings().home / "downloads"
-    version = DEFAULT_VERSIONS["opensearch"]  # the plain node's files only
-    for name in (f"opensearch-{version}.zip", f"analysis-common-{version}.jar"):
-        if (cached / name).exists():
-            shutil.copy2(cached / name, downloads / name)
+    version = DEFAULT_VERSIONS["opensearch"]
+    wanted_zips = (f"opensearch-{version}.zip", f"opensearch-knn-{version}.0.zip")
+    for path in cached.iterdir():
+        if path.is_file() and (path.suffix != ".zip" or path.name in wanted_zips):
+            shutil.copy2(path, downloads / path.name)
     if os.geteuid() == 0:
         # The project venv may live under /root (unreadable to others): build one the user can
         # run, with a real (non-editable) install of the project.
