@@ -24,6 +24,7 @@ from sira_seek.llm.client import LLMClient
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.llm.pending import PendingRequest
 from sira_seek.llm.precomputed import PrecomputedKeywords
+from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse
 from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec, parse_backend_spec
 
@@ -291,6 +292,33 @@ def client_for_spec(spec: str) -> tuple[LLMClient, bool]:
     return create_llm_client(parsed), isinstance(parsed, OpenAIBackendSpec | BatchBackendSpec)
 
 
+def expand_with_llm(
+    blocking: BlockingLLMClient,
+    requests: list[LLMRequest],
+    concurrency: int,
+    answered: Callable[[LLMResponse, LLMCall], Expansion],
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> list[Expansion]:
+    """Send every request at once and make one ``Expansion`` per query, in input order.
+
+    The expanders differ only in how an answer becomes an expansion (``answered``); a failed
+    call is recorded the same way for all of them (``source="none"``, the call's error in the
+    note), so ``FailurePolicy`` counts and judges their failures alike.
+    """
+    outcomes = blocking.generate_many(requests, concurrency, on_done=on_progress)
+    out: list[Expansion] = []
+    for outcome in outcomes:
+        call = call_record(outcome)
+        if isinstance(outcome, LLMError):
+            out.append(
+                Expansion(source="none", note=f"LLM call failed ({call.error})", llm_call=call)
+            )
+        else:
+            out.append(answered(outcome, call))
+    return out
+
+
 def call_record(outcome: LLMResponse | LLMError) -> LLMCall:
     if isinstance(outcome, LLMResponse):
         return LLMCall(
@@ -358,28 +386,22 @@ class LLMExpander:
             )
             for q in queries
         ]
-        outcomes = self.blocking.generate_many(requests, self.concurrency, on_done=on_progress)
-        out: list[Expansion] = []
-        for outcome in outcomes:
-            call = call_record(outcome)
-            if isinstance(outcome, LLMError):
-                out.append(
-                    Expansion(source="none", note=f"LLM call failed ({call.error})", llm_call=call)
-                )
-                continue
-            answer = outcome.parsed if outcome.parsed is not None else outcome.text
-            parsed = parse_enrichment(answer, limit=self.max_phrases)
-            note = "answer was not clean JSON; phrases recovered" if parsed.recovered else None
-            out.append(
-                Expansion(
-                    phrases=parsed.phrases,
-                    categories=parsed.categories,
-                    source="llm",
-                    note=note,
-                    llm_call=call,
-                )
-            )
-        return out
+        return expand_with_llm(
+            self.blocking, requests, self.concurrency, self._expansion, on_progress=on_progress
+        )
+
+    def _expansion(self, response: LLMResponse, call: LLMCall) -> Expansion:
+        """The phrases (and categories) of one answer, recovered from loose JSON if need be."""
+        answer = response.parsed if response.parsed is not None else response.text
+        parsed = parse_enrichment(answer, limit=self.max_phrases)
+        note = "answer was not clean JSON; phrases recovered" if parsed.recovered else None
+        return Expansion(
+            phrases=parsed.phrases,
+            categories=parsed.categories,
+            source="llm",
+            note=note,
+            llm_call=call,
+        )
 
     def close(self) -> None:
         self.blocking.close()
@@ -444,27 +466,18 @@ class GenerativeExpander:
             )
             for q in queries
         ]
-        outcomes = self.blocking.generate_many(requests, self.concurrency, on_done=on_progress)
-        out: list[Expansion] = []
-        for outcome in outcomes:
-            call = call_record(outcome)
-            if isinstance(outcome, LLMError):
-                out.append(
-                    Expansion(source="none", note=f"LLM call failed ({call.error})", llm_call=call)
-                )
-                continue
-            text = " ".join(outcome.text.split())
-            if not text:
-                out.append(Expansion(source="none", note="the LLM wrote nothing", llm_call=call))
-                continue
-            out.append(
-                Expansion(
-                    source="llm",
-                    generated=GeneratedText(method=self.method, text=text),
-                    llm_call=call,
-                )
-            )
-        return out
+        return expand_with_llm(
+            self.blocking, requests, self.concurrency, self._expansion, on_progress=on_progress
+        )
+
+    def _expansion(self, response: LLMResponse, call: LLMCall) -> Expansion:
+        """The generated text of one answer, whitespace collapsed; none if it is empty."""
+        text = " ".join(response.text.split())
+        if not text:
+            return Expansion(source="none", note="the LLM wrote nothing", llm_call=call)
+        return Expansion(
+            source="llm", generated=GeneratedText(method=self.method, text=text), llm_call=call
+        )
 
     def close(self) -> None:
         self.blocking.close()
