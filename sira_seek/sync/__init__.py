@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sira_seek.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from .checkpoint import Checkpoint, RunStateStore
+    from .checkpoint import Checkpoint, ResumeMismatchError, RunStateStore
     from .corpus_df_filter import CorpusDFFilter, PhraseVerdict
     from .document_prompt import document_request, document_schema, prompt_id
     from .freshness import DocState, doc_state
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         SyncMetadata,
     )
     from .run_report import RunCounts, RunReport
-    from .runner import ResumeMismatchError, SyncRunner
+    from .runner import SyncRunner
     from .settings import ENRICHMENT_VERSION, SyncSettings
     from .slicing import SliceSpec
     from .source_text import document_text, source_hash
@@ -80,6 +80,7 @@ __all__ = [
 _EXPORTS = {
     ".checkpoint": (
         "Checkpoint",
+        "ResumeMismatchError",
         "RunStateStore",
     ),
     ".corpus_df_filter": (
@@ -122,10 +123,7 @@ _EXPORTS = {
         "RunCounts",
         "RunReport",
     ),
-    ".runner": (
-        "ResumeMismatchError",
-        "SyncRunner",
-    ),
+    ".runner": ("SyncRunner",),
     ".settings": (
         "ENRICHMENT_VERSION",
         "SyncSettings",

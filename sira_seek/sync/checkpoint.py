@@ -13,10 +13,12 @@ import os
 import re
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from sira_seek.input_errors import InputError
 from sira_seek.redaction import output_redactor
 
 from .records import EnrichmentFingerprint, FailureRecord, utc_now_ms
@@ -37,6 +39,38 @@ class Checkpoint(BaseModel):
     pages: int = 0
     counts: dict[str, int] = Field(default_factory=dict)
     resumes: int = 0
+
+
+class ResumeMismatchError(InputError):
+    """``--resume`` was asked for a checkpoint written by a differently configured run."""
+
+
+def resume_or_start(
+    store: RunStateStore,
+    fresh: Checkpoint,
+    *,
+    resume: bool,
+    run: str,
+    describe: Callable[[EnrichmentFingerprint], object],
+) -> tuple[Checkpoint, bool]:
+    """The checkpoint a run goes on with, and whether it is a resumed one.
+
+    ``fresh`` unless ``resume`` finds an unfinished checkpoint; one written with another
+    fingerprint or other fields is refused (resuming it would mix two configurations in one
+    index) with ``ResumeMismatchError``, naming the ``run`` ("a run", "an --embed run") and
+    both configurations as ``describe`` shows a fingerprint.
+    """
+    saved = store.load() if resume else None
+    if saved is None or saved.finished:
+        return fresh, False
+    if saved.fingerprint != fresh.fingerprint or saved.fields != fresh.fields:
+        raise ResumeMismatchError(
+            f"the checkpoint at {store.checkpoint_path} belongs to {run} with "
+            f"{describe(saved.fingerprint)} over fields {saved.fields}; this run has "
+            f"{describe(fresh.fingerprint)} over {fresh.fields}. Run without --resume."
+        )
+    saved.resumes += 1
+    return saved, True
 
 
 def _safe(name: str) -> str:

@@ -33,7 +33,7 @@ from sira_seek.backend import PartialUpdate, SearchBackend, SearchHit
 from sira_seek.fields import VECTOR
 from sira_seek.input_errors import InputError
 
-from .checkpoint import Checkpoint, RunStateStore
+from .checkpoint import Checkpoint, RunStateStore, resume_or_start
 from .records import EnrichmentFingerprint, utc_now_ms
 from .resumable_scan import scan_pages
 from .run_report import RunCounts
@@ -249,19 +249,13 @@ class EmbedRunner:
         fresh = Checkpoint(
             index=self.index, slice=self.slice, fields=self.fields, fingerprint=self.fingerprint
         )
-        saved = self.store.load() if self.resume else None
-        if saved is None or saved.finished:
-            return fresh, False
-        if saved.fingerprint != self.fingerprint or saved.fields != self.fields:
-            from .runner import ResumeMismatchError
-
-            raise ResumeMismatchError(
-                f"the checkpoint at {self.store.checkpoint_path} belongs to an --embed run with "
-                f"{saved.fingerprint.model} over fields {saved.fields}; this run has "
-                f"{self.fingerprint.model} over {self.fields}. Run without --resume."
-            )
-        saved.resumes += 1
-        return saved, True
+        return resume_or_start(
+            self.store,
+            fresh,
+            resume=self.resume,
+            run="an --embed run",
+            describe=lambda fingerprint: fingerprint.model,
+        )
 
     def _state(self, hit: SearchHit) -> str:
         raw = (hit.source or {}).get(EMBED_META)

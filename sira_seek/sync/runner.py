@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 from sira_seek.backend import BulkResult, SearchBackend, SearchHit
 from sira_seek.gc_settings import fewer_gc_passes
-from sira_seek.input_errors import InputError
 
-from .checkpoint import Checkpoint, RunStateStore
+from .checkpoint import Checkpoint, RunStateStore, resume_or_start
 from .corpus_df_filter import CorpusDFFilter
 from .freshness import doc_state
 from .mapping import EnrichmentLayout, ensure_enrichment_mapping
@@ -48,10 +47,6 @@ class _PendingPage:
     counts: RunCounts
     prepared: PreparedPage | None
     write: Future[BulkResult] | None
-
-
-class ResumeMismatchError(InputError):
-    """``--resume`` was asked for a checkpoint written by a differently configured run."""
 
 
 class SyncRunner:
@@ -221,19 +216,13 @@ class SyncRunner:
             fields=list(self.settings.fields),
             fingerprint=self.fingerprint,
         )
-        if not self.resume:
-            return fresh, False
-        saved = self.store.load()
-        if saved is None or saved.finished:
-            return fresh, False
-        if saved.fingerprint != self.fingerprint or saved.fields != fresh.fields:
-            raise ResumeMismatchError(
-                f"the checkpoint at {self.store.checkpoint_path} belongs to a run with "
-                f"{saved.fingerprint.model_dump()} over fields {saved.fields}; this run has "
-                f"{self.fingerprint.model_dump()} over {fresh.fields}. Run without --resume."
-            )
-        saved.resumes += 1
-        return saved, True
+        return resume_or_start(
+            self.store,
+            fresh,
+            resume=self.resume,
+            run="a run",
+            describe=lambda fingerprint: fingerprint.model_dump(),
+        )
 
     # -- decide ----------------------------------------------------------------------------
     def _work_item(self, hit: SearchHit, *, count: bool = True) -> WorkItem | None:

@@ -92,9 +92,9 @@ def classify(exc: BaseException) -> WorkflowError | None:
     from sira_seek.sira.index_profile import SiraIndexError
     from sira_seek.sira.retriever import EmptyQueryError
     from sira_seek.sira.term_vectors import TermStatisticsError
+    from sira_seek.sync.checkpoint import ResumeMismatchError
     from sira_seek.sync.mapping import MappingConflictError
     from sira_seek.sync.phrase_sources import LLMUnavailableError
-    from sira_seek.sync.runner import ResumeMismatchError
 
     if isinstance(exc, WorkflowError):
         return exc

@@ -29,8 +29,8 @@ from sira_seek.seek.questions import QAFileError
 from sira_seek.sira.df_check import TooManyCandidatesError
 from sira_seek.sira.retriever import EmptyQueryError
 from sira_seek.sync.batch_output import BatchOutputError
+from sira_seek.sync.checkpoint import ResumeMismatchError
 from sira_seek.sync.mapping import MappingConflictError
-from sira_seek.sync.runner import ResumeMismatchError
 from sira_seek.workflows.errors import Conflict, InvalidInput, NotAllowed, classify
 
 ROOT = Path(__file__).resolve().parents[2]

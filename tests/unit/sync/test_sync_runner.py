@@ -12,10 +12,10 @@ from sync_doubles import layout_properties
 
 from sira_seek.backend import EngineError, ScanContextLostError
 from sira_seek.sync import resumable_scan
-from sira_seek.sync.checkpoint import RunStateStore
+from sira_seek.sync.checkpoint import ResumeMismatchError, RunStateStore
 from sira_seek.sync.mapping import MappingConflictError
 from sira_seek.sync.phrase_sources import JsonlPhraseSource
-from sira_seek.sync.runner import ResumeMismatchError, SyncRunner
+from sira_seek.sync.runner import SyncRunner
 from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
 from sira_seek.sync.source_text import source_hash
