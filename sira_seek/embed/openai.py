@@ -25,7 +25,6 @@ from sira_seek.embed.prefixes import Prefixes, prefixes_for
 from sira_seek.llm.blocking import BlockingLLMClient
 from sira_seek.llm.errors import LLMCallError, LLMTimeoutError, ServerError, ServerUnreachableError
 from sira_seek.llm.openai_http import HTTPClientSettings, OpenAICompatibleClient
-from sira_seek.llm.retry import RetryPolicy
 from sira_seek.llm.settings import LLMSettings
 from sira_seek.llm.spec import OpenAIBackendSpec
 from sira_seek.redaction import Redactor
@@ -61,14 +60,7 @@ class OpenAIEmbedder:
         self._client = OpenAICompatibleClient(
             endpoints=spec.endpoints,
             model=spec.model,
-            settings=HTTPClientSettings(
-                max_in_flight=settings.max_in_flight,
-                connect_timeout_s=settings.connect_timeout_s,
-                read_timeout_s=settings.read_timeout_s,
-                total_timeout_s=settings.total_timeout_s,
-                retry=RetryPolicy(max_retries=settings.max_retries),
-                api_key=settings.api_key,
-            ),
+            settings=HTTPClientSettings.from_llm_settings(settings),
             transport=transport,
         )
         self._blocking = BlockingLLMClient(self._client)

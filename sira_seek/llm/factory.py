@@ -6,7 +6,6 @@ from sira_seek.llm.cache import CachingLLMClient, ResponseCache
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.ledger import LLMUsageLedger, MeteredLLMClient
 from sira_seek.llm.openai_http import HTTPClientSettings, OpenAICompatibleClient
-from sira_seek.llm.retry import RetryPolicy
 from sira_seek.llm.settings import LLMSettings
 from sira_seek.llm.spec import (
     BackendSpec,
@@ -31,17 +30,7 @@ def create_backend(spec: str | BackendSpec, settings: LLMSettings | None = None)
         return OpenAICompatibleClient(
             endpoints=parsed.endpoints,
             model=parsed.model,
-            settings=HTTPClientSettings(
-                max_in_flight=settings.max_in_flight,
-                connect_timeout_s=settings.connect_timeout_s,
-                read_timeout_s=settings.read_timeout_s,
-                total_timeout_s=settings.total_timeout_s,
-                retry=RetryPolicy(max_retries=settings.max_retries),
-                malformed_retries=settings.malformed_retries,
-                structured_output=settings.structured_output,
-                api_key=settings.api_key,
-                context_window=settings.context_window,
-            ),
+            settings=HTTPClientSettings.from_llm_settings(settings),
         )
     if isinstance(parsed, LlamaCppBackendSpec):
         from sira_seek.llm.gemma_model import resolve_gguf

@@ -34,6 +34,7 @@ from sira_seek.llm.request import LLMRequest
 from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 from sira_seek.llm.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from sira_seek.llm.scoring import ScoringUnsupportedError, TokenLogprob
+from sira_seek.llm.settings import LLMSettings
 from sira_seek.llm.structured import StructuredOutputDialect, parse_json_output
 
 _CONTEXT_TOO_LONG = re.compile(
@@ -64,6 +65,22 @@ class HTTPClientSettings(BaseModel):
         description="The model's context window in tokens, for a server whose /models does not "
         "say it (vLLM lists max_model_len); given, it wins over what the server lists",
     )
+
+    @classmethod
+    def from_llm_settings(cls, settings: LLMSettings) -> HTTPClientSettings:
+        """The HTTP knobs of the environment's LLM settings (``SIRA_SEEK_LLM_*``): the chat
+        client and the ``openai:`` embedder talk to the same server the same way."""
+        return cls(
+            max_in_flight=settings.max_in_flight,
+            connect_timeout_s=settings.connect_timeout_s,
+            read_timeout_s=settings.read_timeout_s,
+            total_timeout_s=settings.total_timeout_s,
+            retry=RetryPolicy(max_retries=settings.max_retries),
+            malformed_retries=settings.malformed_retries,
+            structured_output=settings.structured_output,
+            api_key=settings.api_key,
+            context_window=settings.context_window,
+        )
 
 
 @dataclass
