@@ -570,40 +570,14 @@ class LocalNode:
     def _start(self, on_status: Callable[[str], None] | None) -> NodeState:
         if os.geteuid() == 0:
             check_reachable(self.settings.home)
-        dist = install_distribution(self.spec, self.settings.home, on_status)
-        java = find_java(self.spec)
         secured_os = self.settings.secure and self.spec.engine == "opensearch"
-        if secured_os:
-            downloads = self.settings.home / "downloads"
-            dist = os_security.install_security_plugin(
-                dist, self.spec.version, java, fetch=lambda c: fetch_artifact(c, downloads)
-            )
-        dist, plugins = install_plugins(
-            dist, self.spec, java, self.settings.home / "downloads", on_status
-        )
-        if self.prepare_distribution is not None:
-            dist = self.prepare_distribution(dist, self.spec.version, java)
+        dist, java, plugins = self._install(on_status, secured_os)
         port = self.settings.http_port or _free_port(PREFERRED_PORTS[self.spec.engine])
         conf = prepare_node_dir(dist, self.node_dir)
         pid_file = self.node_dir / "node.pid"
         pid_file.unlink(missing_ok=True)
         user = service_user(self.settings)
-        settings = {
-            "discovery.type": "single-node",
-            **base_node_settings(
-                self.spec,
-                self.node_dir,
-                http_port=port,
-                transport_port=port + 100,
-                cluster_name=f"sira-seek-{self.spec.engine}",
-            ),
-        }
-        if secured_os:
-            os_security.make_certificates(conf / "certs")
-            settings.update(os_security.security_settings())
-        elif self.settings.secure:
-            make_certificates(conf / "certs")
-            settings.update(security_settings())
+        settings = self._node_settings(port, conf, secured_os)
         cmd = node_command(dist, self.spec, pid_file, settings)
         env = node_env(
             self.spec, java, self.node_dir, conf, self.settings.heap, self.settings.java_opts
@@ -621,17 +595,67 @@ class LocalNode:
             )
         proc = spawn_node(cmd, self.node_dir, env, user)
         scheme = "https" if self.settings.secure else "http"
-        url = f"{scheme}://127.0.0.1:{port}"
         state = NodeState(
             engine=self.spec.engine,
             version=self.spec.version,
-            url=url,
+            url=f"{scheme}://127.0.0.1:{port}",
             pid=proc.pid,
             node_dir=str(self.node_dir),
             secure=self.settings.secure,
             plugins=plugins,
         )
         self.state_file.write_text(state.model_dump_json(indent=2))
+        return self._wait_until_healthy(proc, state, pid_file, on_status)
+
+    def _install(
+        self, on_status: Callable[[str], None] | None, secured_os: bool
+    ) -> tuple[Path, Path, list[str]]:
+        """The distribution ready to run (security plugin for a secured OpenSearch, the spec's
+        plugins, the caller's preparation), the Java that runs it and the plugins installed;
+        all before the node directory is touched, so a failed download leaves no half node."""
+        dist = install_distribution(self.spec, self.settings.home, on_status)
+        java = find_java(self.spec)
+        downloads = self.settings.home / "downloads"
+        if secured_os:
+            dist = os_security.install_security_plugin(
+                dist, self.spec.version, java, fetch=lambda c: fetch_artifact(c, downloads)
+            )
+        dist, plugins = install_plugins(dist, self.spec, java, downloads, on_status)
+        if self.prepare_distribution is not None:
+            dist = self.prepare_distribution(dist, self.spec.version, java)
+        return dist, java, plugins
+
+    def _node_settings(self, port: int, conf: Path, secured_os: bool) -> dict[str, str]:
+        """The node's settings: single-node, our ports and paths, and TLS with its certificates
+        (written into ``conf``) when secure; OpenSearch's security plugin takes its own."""
+        settings = {
+            "discovery.type": "single-node",
+            **base_node_settings(
+                self.spec,
+                self.node_dir,
+                http_port=port,
+                transport_port=port + 100,
+                cluster_name=f"sira-seek-{self.spec.engine}",
+            ),
+        }
+        if secured_os:
+            os_security.make_certificates(conf / "certs")
+            settings.update(os_security.security_settings())
+        elif self.settings.secure:
+            make_certificates(conf / "certs")
+            settings.update(security_settings())
+        return settings
+
+    def _wait_until_healthy(
+        self,
+        proc: subprocess.Popen[bytes],
+        state: NodeState,
+        pid_file: Path,
+        on_status: Callable[[str], None] | None,
+    ) -> NodeState:
+        """Poll until the cluster is yellow, then record the pid the node wrote itself (the one
+        ``down`` must stop, which need not be the launcher's); a node that exits or stays
+        silent past the startup timeout is stopped and reported with its log's tail."""
         begun = time.monotonic()
         deadline = begun + self.settings.startup_timeout
         while time.monotonic() < deadline:
@@ -639,7 +663,7 @@ class LocalNode:
                 on_status(starting_status(self.spec, time.monotonic() - begun))
             if proc.poll() is not None:
                 raise NodeStartError(self._failure(f"exited with code {proc.returncode}"))
-            if self._http_ok(url, "/_cluster/health?wait_for_status=yellow&timeout=1s"):
+            if self._http_ok(state.url, "/_cluster/health?wait_for_status=yellow&timeout=1s"):
                 if pid_file.exists():
                     state.pid = int(pid_file.read_text().strip() or proc.pid)
                     self.state_file.write_text(state.model_dump_json(indent=2))

@@ -79,31 +79,47 @@ def _agg(agg_id: str, agg_type: str, schema: str, **params: Any) -> dict[str, An
 def saved_objects(product: Product, *, prefix: str = DEFAULT_PREFIX) -> list[dict[str, Any]]:
     """Index pattern, saved search and dashboard for the query log."""
     pid = f"sira-seek-log-pattern-{product}"
-    objects: list[dict[str, Any]] = [
-        {
-            "type": "index-pattern",
-            "id": pid,
-            "attributes": {"title": f"{prefix}*", "timeFieldName": "@timestamp"},
-            "references": [],
-            **_versions(product, "index-pattern"),
-        },
-        {
-            "type": "search",
-            "id": f"sira-seek-no-kept-expansion-{product}",
-            "attributes": {
-                "title": "sira-seek: queries with no kept expansion",
-                "columns": ["query.raw", "dropped_terms", "latency_ms.total"],
-                "sort": [["@timestamp", "desc"]],
-                "kibanaSavedObjectMeta": {
-                    "searchSourceJSON": _search_source("no_kept_expansion:true")
-                },
-            },
-            "references": [{"name": INDEX_REF, "type": "index-pattern", "id": pid}],
-            **_versions(product, "search"),
-        },
+    no_kept = _no_kept_expansion_search(product, pid)
+    visuals = _log_visualizations(product, pid)
+    return [
+        _index_pattern(product, pid, prefix),
+        no_kept,
+        *visuals,
+        _dashboard(product, [*visuals, no_kept]),
     ]
+
+
+def _index_pattern(product: Product, pid: str, prefix: str) -> dict[str, Any]:
+    """The pattern over every log index under ``prefix``, so rolled-over indexes show too."""
+    return {
+        "type": "index-pattern",
+        "id": pid,
+        "attributes": {"title": f"{prefix}*", "timeFieldName": "@timestamp"},
+        "references": [],
+        **_versions(product, "index-pattern"),
+    }
+
+
+def _no_kept_expansion_search(product: Product, pid: str) -> dict[str, Any]:
+    """A saved search for queries whose expansions were all dropped: the ones worth a look."""
+    return {
+        "type": "search",
+        "id": f"sira-seek-no-kept-expansion-{product}",
+        "attributes": {
+            "title": "sira-seek: queries with no kept expansion",
+            "columns": ["query.raw", "dropped_terms", "latency_ms.total"],
+            "sort": [["@timestamp", "desc"]],
+            "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source("no_kept_expansion:true")},
+        },
+        "references": [{"name": INDEX_REF, "type": "index-pattern", "id": pid}],
+        **_versions(product, "search"),
+    }
+
+
+def _log_visualizations(product: Product, pid: str) -> list[dict[str, Any]]:
+    """The four charts (latency, acceptance, dropped terms, tokens), in dashboard order."""
     date_axis = _agg("2", "date_histogram", "segment", field="@timestamp", interval="auto")
-    visuals = [
+    return [
         _visualization(
             product,
             f"sira-seek-latency-{product}",
@@ -153,9 +169,12 @@ def saved_objects(product: Product, *, prefix: str = DEFAULT_PREFIX) -> list[dic
             [_agg("1", "avg", "metric", field="llm.tokens_out"), date_axis],
         ),
     ]
-    objects += visuals
+
+
+def _dashboard(product: Product, panel_objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """A two-column dashboard of ``panel_objects``; panels point at them by reference name,
+    which is what both products' import resolves."""
     panels, refs = [], []
-    panel_objects = [*visuals, objects[1]]
     for i, obj in enumerate(panel_objects):
         panels.append(
             {
@@ -173,24 +192,21 @@ def saved_objects(product: Product, *, prefix: str = DEFAULT_PREFIX) -> list[dic
             }
         )
         refs.append({"name": f"panel_{i}", "type": obj["type"], "id": obj["id"]})
-    objects.append(
-        {
-            "type": "dashboard",
-            "id": f"sira-seek-dashboard-{product}",
-            "attributes": {
-                "title": "sira-seek query log",
-                "description": "SIRA searches and SEEK questions logged by sira-seek",
-                "panelsJSON": json.dumps(panels),
-                "optionsJSON": json.dumps({"useMargins": True, "hidePanelTitles": False}),
-                "timeRestore": False,
-                "version": 1,
-                "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source(with_index=False)},
-            },
-            "references": refs,
-            **_versions(product, "dashboard"),
-        }
-    )
-    return objects
+    return {
+        "type": "dashboard",
+        "id": f"sira-seek-dashboard-{product}",
+        "attributes": {
+            "title": "sira-seek query log",
+            "description": "SIRA searches and SEEK questions logged by sira-seek",
+            "panelsJSON": json.dumps(panels),
+            "optionsJSON": json.dumps({"useMargins": True, "hidePanelTitles": False}),
+            "timeRestore": False,
+            "version": 1,
+            "kibanaSavedObjectMeta": {"searchSourceJSON": _search_source(with_index=False)},
+        },
+        "references": refs,
+        **_versions(product, "dashboard"),
+    }
 
 
 def to_ndjson(objects: list[dict[str, Any]]) -> str:

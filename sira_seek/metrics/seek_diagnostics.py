@@ -529,6 +529,38 @@ def _slot_ablation(
     return found.model_copy(update={"cost": cost}), None
 
 
+def _diagnose_answered(
+    answered: Sequence[QuestionTrace],
+    qrels: Mapping[str, Mapping[str, int]] | None,
+    similarity: SubQuerySimilarity,
+    gains: InformationGains | None,
+    passages: Mapping[str, str] | None,
+) -> list[QuestionDiagnostics]:
+    """One row per answered question, each given only its own judgements and DIG, so a
+    question the qrels or gains do not cover reports None rather than a borrowed figure."""
+    rows: list[QuestionDiagnostics] = []
+    for trace in answered:
+        judged = None if qrels is None else qrels.get(trace.id)
+        relevant = None if judged is None else [d for d, g in judged.items() if g > 0]
+        gain = None if gains is None else gains.by_id.get(trace.id)
+        rows.append(diagnose_question(trace, relevant or None, similarity, gain, passages))
+    return rows
+
+
+def _fig6(
+    answered: Sequence[QuestionTrace],
+    rows: Sequence[QuestionDiagnostics],
+    cost: AnalysisCost | None,
+) -> tuple[int, list[DocumentOverlapRow], list[IterationPerformance] | None]:
+    """Fig. 6's subset (questions that ran exactly ``FIG6_ROUNDS`` rounds): its size, overlap
+    by iteration and performance curve (None when the per-iteration answers were not asked
+    for), since a curve over mixed round counts is not the paper's figure."""
+    fig6 = [t for t in answered if len(t.steps) == FIG6_ROUNDS]
+    fig6_ids = {t.id for t in fig6}
+    curve = None if cost is None else performance_by_iteration(fig6)
+    return len(fig6), _overlap_rows([r for r in rows if r.id in fig6_ids]), curve
+
+
 def seek_diagnostics(
     traces: Sequence[QuestionTrace],
     qrels: Mapping[str, Mapping[str, int]] | None = None,
@@ -554,19 +586,12 @@ def seek_diagnostics(
     from a checkpoint took no time in it), gives the amortised seconds per question.
     """
     answered = [t for t in traces if t.ok]
-    rows: list[QuestionDiagnostics] = []
-    for trace in answered:
-        judged = None if qrels is None else qrels.get(trace.id)
-        relevant = None if judged is None else [d for d, g in judged.items() if g > 0]
-        gain = None if gains is None else gains.by_id.get(trace.id)
-        rows.append(diagnose_question(trace, relevant or None, similarity, gain, passages))
+    rows = _diagnose_answered(answered, qrels, similarity, gains, passages)
     seconds = [r.seconds for r in rows]
     ran = len(traces) if run_questions is None else run_questions
     gist_counts = Counter(r.gists for r in rows if r.gists is not None)
     curve, curve_missing = _per_iteration(answered, per_iteration_cost)
-    fig6 = [t for t in answered if len(t.steps) == FIG6_ROUNDS]
-    fig6_ids = {t.id for t in fig6}
-    fig6_curve = None if per_iteration_cost is None else performance_by_iteration(fig6)
+    fig6, fig6_overlap, fig6_curve = _fig6(answered, rows, per_iteration_cost)
     ablation, ablation_missing = _slot_ablation(answered, slot_ablation_cost, seed_slots)
     return SeekDiagnostics(
         questions=len(rows),
@@ -578,8 +603,8 @@ def seek_diagnostics(
         document_overlap=_round(_mean(r.document_overlap for r in rows)),
         document_overlap_questions=sum(1 for r in rows if r.document_overlap is not None),
         document_overlap_by_iteration=_overlap_rows(rows),
-        fig6_questions=len(fig6),
-        document_overlap_by_iteration_fig6=_overlap_rows([r for r in rows if r.id in fig6_ids]),
+        fig6_questions=fig6,
+        document_overlap_by_iteration_fig6=fig6_overlap,
         new_document_share=_round(_mean(r.new_document_share for r in rows)),
         dig=_round(_mean(r.dig for r in rows)),
         dig_questions=sum(1 for r in rows if r.dig is not None),

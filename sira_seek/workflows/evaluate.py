@@ -351,9 +351,45 @@ def _evaluate(
         rerank = _RerankStage(
             backend, request.index, judged, reranker, settings, on_progress, models.stop_when_down
         )
-    run: Run
-    record: RunRecord | None = None
+    run, record, metrics = _retrieve(
+        backend, request, inputs, models, settings, measures, recorded, retrieval_progress, rerank
+    )
     notes: list[str] = []
+    if models.fallbacks:
+        notes.append(_fallback_note(request, models, len(judged)))
+    if rerank is not None:
+        notes.append(rerank_ran_note(request.rerank, settings.rerank_top_n))
+        notes += rerank.notes
+    # Which stages ran is part of the figures: a reranked run and a plain one differ.
+    metrics["rerank"] = settings.rerank_top_n if rerank is not None else 0
+    coverage = _coverage(backend, request.index, run, answers)
+    metrics.update(coverage)
+    metrics = finite_metrics(metrics)
+    if record is not None and request.save_run is not None:
+        record.metrics.update({k: v for k, v in coverage.items() if v is not None})
+        record.save(request.save_run)
+    return RetrievalEvaluation(
+        metrics=metrics,
+        skipped=[str(b) for b in report.bad],
+        run_file_lines=_write_run_file(run, request),
+        notes=notes,
+    )
+
+
+def _retrieve(
+    backend: SearchBackend,
+    request: RetrievalEvaluationRequest,
+    inputs: tuple[list[Query], dict[str, dict[str, int]], dict[str, list[str]] | None],
+    models: _Models,
+    settings: SiraSettings,
+    measures: dict[str, Measure],
+    recorded: bool,
+    retrieval_progress: Callable[[int], None] | None,
+    rerank: _RerankStage | None,
+) -> tuple[Run, RunRecord | None, dict[str, Any]]:
+    """The (reranked) run, its record when one is kept, and its scores: query by query when
+    the run is saved or logged (real per-query latencies), else batched (faster)."""
+    all_queries, judgements, _ = inputs
     if recorded:
         record = recorded_run(
             backend,
@@ -374,45 +410,40 @@ def _evaluate(
             "queries": len(record.per_query),
             "fallbacks": models.fallbacks,
         }
-        run = record.ranking
-    else:
-        run = _batched_run(backend, request, judged, models, settings, retrieval_progress)
-        if rerank is not None:
-            run = rerank(run).run
-        metrics = {
-            **evaluate_run(run, judgements, measures),
-            "queries": len(judged),
-            "fallbacks": models.fallbacks,
-        }
-    if models.fallbacks:
-        note = (
-            f"{fallback_note(request.method)} for {models.fallbacks} of {len(judged)} queries: "
-            "their figures are BM25's (the LLM failed or the phrase source had no entry)"
-        )
-        if models.policy is not None and models.policy.circuit is not None:
-            note += f"; {models.policy.circuit.describe()}"
-        logger.warning("%s (%s)", note, request.index, extra=REPORTED_IN_RESULT)
-        notes.append(note)
+        return record.ranking, record, metrics
+    judged = [q for q in all_queries if q.id in judgements]
+    run = _batched_run(backend, request, judged, models, settings, retrieval_progress)
     if rerank is not None:
-        notes.append(rerank_ran_note(request.rerank, settings.rerank_top_n))
-        notes += rerank.notes
-    # Which stages ran is part of the figures: a reranked run and a plain one differ.
-    metrics["rerank"] = settings.rerank_top_n if rerank is not None else 0
-    coverage = _coverage(backend, request.index, run, answers)
-    metrics.update(coverage)
-    metrics = finite_metrics(metrics)
-    if record is not None and request.save_run is not None:
-        record.metrics.update({k: v for k, v in coverage.items() if v is not None})
-        record.save(request.save_run)
-    lines = None
-    if request.run_file is not None:
-        try:
-            lines = write_trec_run(run, request.run_file, tag=request.run_name)
-        except ValueError as exc:
-            raise InvalidInput(str(exc), field="run_file") from None
-    return RetrievalEvaluation(
-        metrics=metrics, skipped=[str(b) for b in report.bad], run_file_lines=lines, notes=notes
+        run = rerank(run).run
+    metrics = {
+        **evaluate_run(run, judgements, measures),
+        "queries": len(judged),
+        "fallbacks": models.fallbacks,
+    }
+    return run, None, metrics
+
+
+def _fallback_note(request: RetrievalEvaluationRequest, models: _Models, judged: int) -> str:
+    """The note (also logged) that some queries fell back to BM25, so their figures are not
+    the method's; it names the circuit breaker's state when one tripped."""
+    note = (
+        f"{fallback_note(request.method)} for {models.fallbacks} of {judged} queries: "
+        "their figures are BM25's (the LLM failed or the phrase source had no entry)"
     )
+    if models.policy is not None and models.policy.circuit is not None:
+        note += f"; {models.policy.circuit.describe()}"
+    logger.warning("%s (%s)", note, request.index, extra=REPORTED_IN_RESULT)
+    return note
+
+
+def _write_run_file(run: Run, request: RetrievalEvaluationRequest) -> int | None:
+    """The TREC run file when asked (its line count), an unwritable path as bad input."""
+    if request.run_file is None:
+        return None
+    try:
+        return write_trec_run(run, request.run_file, tag=request.run_name)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), field="run_file") from None
 
 
 def rerank_ran_note(asked: int | None, depth: int) -> str:

@@ -20,6 +20,7 @@ from sira_seek.metrics.retrieval import Run
 from sira_seek.metrics.run_record import RunRecord, build_run_record
 from sira_seek.sira.evaluation import RerankedRun, sira_results
 from sira_seek.sira.expansions import QueryExpander
+from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import SiraSettings
 
 from .methods import method_spec
@@ -56,52 +57,101 @@ def recorded_run(
     query log records the searches as they ran, before the rerank.
     """
     judged = [q for q in queries if q.id in qrels]
+    if method_spec(method).through_retriever:  # all but bm25: through SIRA's retriever
+        return _retriever_run(
+            backend, index, judged, qrels, method=method, expander=expander,
+            settings=settings or SiraSettings(), name=name, log_prefix=log_prefix,
+            measures=measures, on_progress=on_progress, rerank=rerank,
+        )  # fmt: skip
+    return _bm25_run(
+        backend, index, judged, qrels, name=name, measures=measures,
+        on_progress=on_progress, rerank=rerank,
+    )  # fmt: skip
+
+
+def _retriever_run(
+    backend: SearchBackend,
+    index: str,
+    judged: list[Query],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    method: str,
+    expander: QueryExpander | None,
+    settings: SiraSettings,
+    name: str | None,
+    log_prefix: str | None,
+    measures: Mapping[str, Measure] | None,
+    on_progress: Callable[[int], None] | None,
+    rerank: Callable[[Run], RerankedRun] | None,
+) -> RunRecord:
+    """Every method but BM25 goes through SIRA's retriever, whose results carry their own
+    timings, LLM calls and fallback, so the record takes them from there."""
+    results = sira_results(
+        backend, index, judged, expander=expander, settings=settings,
+        on_progress=on_progress, method=method,
+    )  # fmt: skip
+    if log_prefix:
+        _log_results(backend, log_prefix, results, settings, method)
+    run: dict[str, dict[str, float]] = {}
     latencies: list[float] = []
     tokens: list[int] = []
+    for query, result in zip(judged, results, strict=True):
+        run[query.id] = {h.id: h.score for h in result.hits}
+        latencies.append(result.timings.total_ms)
+        tokens.append(sum(c.prompt_tokens + c.completion_tokens for c in result.llm_calls))
+    run = _reranked(run, judged, latencies, tokens, rerank)
+    record = build_run_record(
+        name or method,
+        method,
+        run,
+        qrels,
+        latency_ms=latencies,
+        llm_tokens=tokens,
+        engine=backend.info.engine,
+        index=index,
+        measures=measures,
+    )
+    record.settings = {
+        "expansion_weight": settings.weight,
+        "max_df_ratio": settings.tau,
+    }
+    record.fallbacks = [
+        q.id for q, r in zip(judged, results, strict=True) if fell_back_to_bm25(method, r)
+    ]
+    return record
+
+
+def _log_results(
+    backend: SearchBackend,
+    log_prefix: str,
+    results: list[SiraResult],
+    settings: SiraSettings,
+    method: str,
+) -> None:
+    """One query-log record per search, as it ran (before any rerank), flushed once at the end."""
+    logger = QueryLogger(backend, prefix=log_prefix)
+    for result in results:
+        record = record_from_sira(result, weight=settings.weight, tau=settings.tau, method=method)
+        logger.log(record)
+    logger.flush()
+
+
+def _bm25_run(
+    backend: SearchBackend,
+    index: str,
+    judged: list[Query],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    name: str | None,
+    measures: Mapping[str, Measure] | None,
+    on_progress: Callable[[int], None] | None,
+    rerank: Callable[[Run], RerankedRun] | None,
+) -> RunRecord:
+    """BM25 one search per query, timed here, since no retriever result carries a timing;
+    it uses no LLM, so it has token counts only when a rerank spent some."""
     run: dict[str, dict[str, float]] = {}
-    engine, index_name = backend.info.engine, index
-    if method_spec(method).through_retriever:  # all but bm25: through SIRA's retriever
-        sira_settings = settings or SiraSettings()
-        results = sira_results(
-            backend, index, judged, expander=expander, settings=sira_settings,
-            on_progress=on_progress, method=method,
-        )  # fmt: skip
-        logger = QueryLogger(backend, prefix=log_prefix) if log_prefix else None
-        for query, result in zip(judged, results, strict=True):
-            run[query.id] = {h.id: h.score for h in result.hits}
-            latencies.append(result.timings.total_ms)
-            tokens.append(sum(c.prompt_tokens + c.completion_tokens for c in result.llm_calls))
-            if logger is not None:
-                logger.log(
-                    record_from_sira(
-                        result,
-                        weight=sira_settings.weight,
-                        tau=sira_settings.tau,
-                        method=method,
-                    )
-                )
-        if logger is not None:
-            logger.flush()
-        run = _reranked(run, judged, latencies, tokens, rerank)
-        record = build_run_record(
-            name or method,
-            method,
-            run,
-            qrels,
-            latency_ms=latencies,
-            llm_tokens=tokens,
-            engine=engine,
-            index=index_name,
-            measures=measures,
-        )
-        record.settings = {
-            "expansion_weight": sira_settings.weight,
-            "max_df_ratio": sira_settings.tau,
-        }
-        record.fallbacks = [
-            q.id for q, r in zip(judged, results, strict=True) if fell_back_to_bm25(method, r)
-        ]
-        return record
+    latencies: list[float] = []
+    tokens: list[int] = []
     for query in judged:
         start = time.perf_counter()
         found = backend.search(index, {**bm25_query(query.text), "size": DEPTH, "_source": False})
@@ -119,8 +169,8 @@ def recorded_run(
         qrels,
         latency_ms=latencies,
         llm_tokens=tokens or None,
-        engine=engine,
-        index=index_name,
+        engine=backend.info.engine,
+        index=index,
         measures=measures,
     )
 
