@@ -13,7 +13,7 @@ import pytest
 from in_memory_backend import InMemoryBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_llm import ScriptedLLMDouble  # noqa: E402
+from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
 
 from sira_seek.backend import SearchBackend  # noqa: E402
 from sira_seek.workflows.agentic import (  # noqa: E402
@@ -73,7 +73,7 @@ def test_a_run_is_scored_traced_and_reported(
         json.dumps({"action": "answer", "text": "1844", "expansions": []}),
     ]
     llm = ScriptedLLMDouble(sequence=script)
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: llm)
+    use_llm_double(monkeypatch, llm)
     trace = tmp_path / "out" / "trace.jsonl"
     request = AgenticEvaluationRequest.build(
         index="idx", llm="scripted:x", budget=3, search_k=2, trace=trace, **_files(tmp_path)

@@ -19,7 +19,7 @@ import pytest
 from in_memory_backend import InMemoryBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_llm import ScriptedLLMDouble  # noqa: E402
+from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
 
 from sira_seek.agent.evaluation import evaluate_runs  # noqa: E402
 from sira_seek.agent.loop import AgentLoop, AgentLoopSettings, AgentRun, PageRead  # noqa: E402
@@ -100,7 +100,7 @@ def _evaluate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_spec: str, **values: Any
 ) -> tuple[AgenticEvaluation, ScriptedLLMDouble]:
     llm = ScriptedLLMDouble(sequence=[json.dumps(step) for step in SCRIPT])
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: llm)
+    use_llm_double(monkeypatch, llm)
     request = AgenticEvaluationRequest.build(
         index="idx", llm=llm_spec, **_files(tmp_path), **values
     )

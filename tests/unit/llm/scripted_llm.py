@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import TypeVar
+
+import pytest
 
 from sira_seek.llm.client import generate_many_bounded
 from sira_seek.llm.errors import LLMCallError
@@ -78,3 +83,18 @@ class ScriptedLLMDouble:
 
     async def aclose(self) -> None:
         return None
+
+
+Double = TypeVar("Double", bound=ScriptedLLMDouble)
+
+
+def use_llm_double(
+    monkeypatch: pytest.MonkeyPatch,
+    double: Double,
+    where: str | ModuleType = "sira_seek.llm.factory",
+) -> Double:
+    """Make ``double`` the LLM every spec names: ``create_llm_client`` in ``where`` (the
+    factory the workflows call, or a module that imported it by name) returns it."""
+    module = importlib.import_module(where) if isinstance(where, str) else where
+    monkeypatch.setattr(module, "create_llm_client", lambda *_a, **_k: double)
+    return double

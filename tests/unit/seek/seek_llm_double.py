@@ -123,3 +123,18 @@ class ScriptedSeekLLMDouble(ScriptedLLMDouble):
         if callable(script):
             return script(request_text(request))
         return str(script)
+
+
+def searching_double(*gists: str, answer: str) -> ScriptedSeekLLMDouble:
+    """A SEEK LLM that plans one section per gist, searches each gist as it is, notes every
+    evidence and answers ``answer``: for tests of what SEEK searches with (a retriever, an
+    embedder), where the reasoning is not under test."""
+    sections = "".join(f"\n## {gist}" for gist in gists)
+    return ScriptedSeekLLMDouble(
+        {
+            "sketch": f"# Q{sections}",
+            "subquery": lambda text: f"<query>{target_in(text)}</query>",
+            "evidence": lambda text: "noted.",
+            "answer": lambda text: f"<answer>{answer}</answer>",
+        }
+    )

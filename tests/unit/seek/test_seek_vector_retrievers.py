@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from seek_llm_double import ScriptedSeekLLMDouble, target_in
+from scripted_llm import use_llm_double
+from seek_llm_double import searching_double
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 from embedder_double import BagOfWordsEmbedderDouble, bag_vector  # noqa: E402
@@ -110,15 +111,7 @@ def test_eval_qa_with_the_dense_retriever_and_the_embedders_similarity(
     """SEEK's sub-queries search the vectors, and the analyses measure them with the same
     embedder: what ``eval qa --retriever dense --embedder SPEC --diagnostics`` does."""
     gists = ("volcano island Sicily", "keyboard hammers strings")
-    llm = ScriptedSeekLLMDouble(
-        {
-            "sketch": f"# Q\n## {gists[0]}\n## {gists[1]}",
-            "subquery": lambda text: f"<query>{target_in(text)}</query>",
-            "evidence": lambda text: "noted.",
-            "answer": lambda text: "<answer>Etna</answer>",
-        }
-    )
-    monkeypatch.setattr(api, "create_llm_client", lambda *a, **k: llm)
+    use_llm_double(monkeypatch, searching_double(*gists, answer="Etna"), api)
     questions = tmp_path / "qa.jsonl"
     questions.write_text('{"id": "q1", "question": "Which?", "golden_answers": ["Etna"]}\n')
     request = QAEvaluationRequest.build(
@@ -148,15 +141,7 @@ def test_the_library_asks_with_the_dense_retriever_and_its_embedder(
 ) -> None:
     from sira_seek.client import SiraSeek
 
-    llm = ScriptedSeekLLMDouble(
-        {
-            "sketch": "# Q\n## volcano island Sicily",
-            "subquery": lambda text: f"<query>{target_in(text)}</query>",
-            "evidence": lambda text: "noted.",
-            "answer": lambda text: "<answer>Etna</answer>",
-        }
-    )
-    monkeypatch.setattr(api, "create_llm_client", lambda *a, **k: llm)
+    use_llm_double(monkeypatch, searching_double("volcano island Sicily", answer="Etna"), api)
     result = SiraSeek(embedded).ask(
         "Which?", index="idx", llm="openai:http://127.0.0.1:9/v1#m", retriever="hybrid",
         embedder="cpu",

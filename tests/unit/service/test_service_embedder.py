@@ -14,10 +14,12 @@ from fastapi.testclient import TestClient
 
 UNIT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(UNIT / "doubles"))
+sys.path.insert(0, str(UNIT / "llm"))
 sys.path.insert(0, str(UNIT / "seek"))
 from embedder_double import BagOfWordsEmbedderDouble  # noqa: E402
 from in_memory_backend import InMemoryBackend  # noqa: E402
-from seek_llm_double import ScriptedSeekLLMDouble, target_in  # noqa: E402
+from scripted_llm import use_llm_double  # noqa: E402
+from seek_llm_double import searching_double  # noqa: E402
 
 import sira_seek.embed  # noqa: E402
 from sira_seek.client import SiraSeek  # noqa: E402
@@ -73,15 +75,7 @@ def test_search_vector_methods_share_one_embedder_made_from_the_servers_spec(
 def test_ask_takes_the_dense_and_hybrid_retrievers_with_the_servers_embedder(
     backend: InMemoryBackend, made: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    llm = ScriptedSeekLLMDouble(
-        {
-            "sketch": "# Q\n## volcano island Sicily",
-            "subquery": lambda text: f"<query>{target_in(text)}</query>",
-            "evidence": lambda text: "noted.",
-            "answer": lambda text: "<answer>Etna</answer>",
-        }
-    )
-    monkeypatch.setattr(api, "create_llm_client", lambda *a, **k: llm)
+    use_llm_double(monkeypatch, searching_double("volcano island Sicily", answer="Etna"), api)
     config = ServiceConfig(llm="openai:http://127.0.0.1:9/v1#m")
     with TestClient(create_app(lambda: SiraSeek(backend), config)) as client:
         schema = client.get("/openapi.json").json()["components"]["schemas"]["AskBody"]

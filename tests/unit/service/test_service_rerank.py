@@ -15,7 +15,7 @@ UNIT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(UNIT / "doubles"))
 sys.path.insert(0, str(UNIT / "llm"))
 from in_memory_backend import InMemoryBackend  # noqa: E402
-from scripted_llm import ScriptedLLMDouble  # noqa: E402
+from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
 
 from sira_seek.client import SiraSeek  # noqa: E402
 from sira_seek.llm.request import LLMRequest  # noqa: E402
@@ -38,7 +38,7 @@ def _relevance(request: LLMRequest) -> str:
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLMDouble:
     double = ScriptedLLMDouble(default=_relevance)
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
+    use_llm_double(monkeypatch, double)
     return double
 
 

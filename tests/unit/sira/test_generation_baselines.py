@@ -24,7 +24,7 @@ from batch_kit import (  # noqa: E402
     request_lines,
     run_rounds,
 )
-from scripted_llm import ScriptedLLMDouble  # noqa: E402
+from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
 
 from sira_seek.cli.main import cli  # noqa: E402
 from sira_seek.corpus import Query  # noqa: E402
@@ -72,11 +72,6 @@ PASSAGES = {
     "capital of France": "Paris lies on the Seine.",
     "Berlin studios": "The German film industry of the Weimar years.",
 }
-
-
-def _use(monkeypatch: pytest.MonkeyPatch, double: ScriptedLLMDouble) -> ScriptedLLMDouble:
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
-    return double
 
 
 def _writer(request: Any) -> str:
@@ -130,7 +125,7 @@ def test_cot_asks_for_the_rationale_before_the_answer() -> None:
 def test_hyde_adds_the_passage_to_the_query_as_a_named_weighted_group(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    llm = _use(monkeypatch, ScriptedLLMDouble(default=_writer))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(default=_writer))
     request = SearchRequest.build(query="capital of France", index="idx", method="hyde", llm=SPEC)
     found = search(InMemoryBackend(DOCS), request)
     assert len(llm.calls) == 1 and "Question: capital of France" in str(llm.calls[0].messages)
@@ -153,7 +148,7 @@ def test_hyde_adds_the_passage_to_the_query_as_a_named_weighted_group(
 def test_cot_text_reaches_documents_the_query_alone_does_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _use(monkeypatch, ScriptedLLMDouble(default=_writer))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=_writer))
     plain = search(InMemoryBackend(DOCS), SearchRequest.build(query="Berlin studios", index="idx"))
     request = SearchRequest.build(query="Berlin studios", index="idx", method="cot", llm=SPEC)
     found = search(InMemoryBackend(DOCS), request)
@@ -163,7 +158,7 @@ def test_cot_text_reaches_documents_the_query_alone_does_not(
 
 
 def test_a_weight_given_wins_over_the_baselines_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    _use(monkeypatch, ScriptedLLMDouble(default=_writer))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=_writer))
     request = SearchRequest.build(
         query="capital of France", index="idx", method="hyde", llm=SPEC, weight=1.5
     )
@@ -179,7 +174,7 @@ def test_a_long_text_is_cut_to_the_query_word_budget_and_said_so(
 ) -> None:
     monkeypatch.setenv("SIRA_SEEK_SIRA_MAX_QUERY_WORDS", "10")
     long_text = " ".join(f"w{i}" for i in range(40))
-    _use(monkeypatch, ScriptedLLMDouble(default=long_text))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=long_text))
     request = SearchRequest.build(query="capital of France", index="idx", method="hyde", llm=SPEC)
     found = search(InMemoryBackend(DOCS), request)
     clause = json.dumps(found.body["query"]["bool"]["should"][1])
@@ -221,7 +216,7 @@ def test_a_dead_llm_stops_the_baseline_after_one_probe(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, method: str
 ) -> None:
     down = ServerUnreachableError("cannot reach the LLM server at http://llm.test:8000/v1")
-    llm = _use(monkeypatch, ScriptedLLMDouble(default=down))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(default=down))
     with pytest.raises(Unavailable, match="not answering"):
         _evaluate(method, tmp_path)
     assert len(llm.calls) == 1
@@ -232,7 +227,7 @@ def test_with_fallback_the_queries_without_a_text_are_counted_as_bm25(
 ) -> None:
     # q1 gets a passage, q2 an empty answer, q3 a dead LLM
     down = ServerUnreachableError("cannot reach the LLM server")
-    _use(monkeypatch, ScriptedLLMDouble(sequence=[_writer, "   ", down]))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[_writer, "   ", down]))
     done = _evaluate("hyde", tmp_path, on_llm_failure="fallback")
     assert done.metrics["fallbacks"] == 2 and done.metrics["queries"] == 3
     assert any("hyde fell back to plain BM25 for 2 of 3 queries" in n for n in done.notes)
@@ -241,7 +236,7 @@ def test_with_fallback_the_queries_without_a_text_are_counted_as_bm25(
 def test_an_evaluation_names_its_run_and_records_after_the_method(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _use(monkeypatch, ScriptedLLMDouble(default=_writer))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=_writer))
     run_file, record = tmp_path / "run.trec", tmp_path / "run.json"
     done = _evaluate("cot", tmp_path, run_file=run_file, save_run=record)
     assert done.metrics["ndcg@10"] == 1.0 and done.metrics["fallbacks"] == 0

@@ -22,7 +22,7 @@ import pytest
 from in_memory_backend import InMemoryBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_llm import ScriptedLLMDouble  # noqa: E402
+from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
 
 from sira_seek.corpus import Query  # noqa: E402
 from sira_seek.llm.errors import (  # noqa: E402
@@ -67,11 +67,6 @@ def _down() -> ServerUnreachableError:
     )
 
 
-def _use(monkeypatch: pytest.MonkeyPatch, double: ScriptedLLMDouble) -> ScriptedLLMDouble:
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
-    return double
-
-
 def _evaluate(recorded: bool, tmp_path: Path, **values: Any) -> Any:
     extra = {"save_run": tmp_path / "run.json"} if recorded else {}
     request = RetrievalEvaluationRequest.build(
@@ -99,7 +94,7 @@ def _says_the_llm(error: BaseException) -> None:
 def test_an_evaluation_with_its_llm_down_stops_after_one_probe(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
 ) -> None:
-    llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
     with pytest.raises(Unavailable) as caught:
         _evaluate(recorded, tmp_path)
     _says_the_llm(caught.value)
@@ -110,7 +105,7 @@ def test_an_evaluation_with_its_llm_down_stops_after_one_probe(
 def test_a_timeout_stops_the_run_as_unreachable_does(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    _use(monkeypatch, ScriptedLLMDouble(default=LLMTimeoutError("no answer in 60 s")))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=LLMTimeoutError("no answer in 60 s")))
     with pytest.raises(Unavailable, match="timeout: no answer in 60 s"):
         _evaluate(False, tmp_path)
 
@@ -118,7 +113,7 @@ def test_a_timeout_stops_the_run_as_unreachable_does(
 def test_an_llm_that_dies_after_the_probe_still_stops_the_run(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER], default=_down()))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER], default=_down()))
     with pytest.raises(Unavailable) as caught:
         _evaluate(False, tmp_path)
     _says_the_llm(caught.value)
@@ -128,7 +123,7 @@ def test_an_llm_that_dies_after_the_probe_still_stops_the_run(
 def test_a_single_search_with_its_llm_down_is_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
     request = SearchRequest.build(query="Fritz Lang film", index="idx", method="sira", llm=SPEC)
     with pytest.raises(Unavailable) as caught:
         search(InMemoryBackend(DOCS), request)
@@ -140,7 +135,7 @@ def test_search_queries_with_its_llm_down_stops_after_one_probe(
 ) -> None:
     queries = tmp_path / "queries.jsonl"
     queries.write_text("".join(json.dumps({"_id": q.id, "text": q.text}) + "\n" for q in QUERIES))
-    llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
     request = QueriesSearchRequest.build(
         queries=queries, index="idx", method="sira", llm=SPEC, rerank=0
     )
@@ -163,7 +158,7 @@ def test_search_queries_with_its_llm_down_stops_after_one_probe(
 def test_fallback_finishes_and_counts_the_queries_run_as_bm25(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
 ) -> None:
-    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
     done = _evaluate(recorded, tmp_path, on_llm_failure="fallback")
     assert len(llm.calls) == len(QUERIES)
     assert done.metrics["fallbacks"] == 2 and done.metrics["queries"] == 4
@@ -173,7 +168,7 @@ def test_fallback_finishes_and_counts_the_queries_run_as_bm25(
 def test_fallback_of_a_single_search_is_shown_in_the_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
     request = SearchRequest.build(
         query="Fritz Lang film", index="idx", method="sira", llm=SPEC, on_llm_failure="fallback"
     )
@@ -188,7 +183,7 @@ def test_one_bad_answer_is_a_counted_fallback_not_a_stop(
 ) -> None:
     """A prompt too long for the model is that query's problem, not the LLM being down."""
     too_long = ContextTooLongError("prompt too long")
-    _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, too_long], default=ANSWER))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, too_long], default=ANSWER))
     done = _evaluate(False, tmp_path)
     assert done.metrics["fallbacks"] == 1
 
@@ -205,7 +200,7 @@ def test_bm25_has_no_fallbacks_and_the_policy_is_checked_once() -> None:
 def test_fallback_with_the_llm_down_calls_it_once_not_once_per_query(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
 ) -> None:
-    llm = _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
     done = _evaluate(recorded, tmp_path, on_llm_failure="fallback")
     assert len(llm.calls) == 1  # the probe found it absent: the other 3 queries never call it
     assert done.metrics["fallbacks"] == 4 and done.metrics["queries"] == 4
@@ -220,7 +215,7 @@ def test_an_llm_dying_mid_run_opens_the_circuit_after_its_chunk(
 ) -> None:
     """Probe (q1), then chunks of 2: q2 answered, q3 finds the LLM gone; q4 is never asked."""
     monkeypatch.setattr("sira_seek.sira.expansions.CIRCUIT_CHUNK", 2)
-    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
     done = _evaluate(False, tmp_path, on_llm_failure="fallback")
     assert len(llm.calls) == 3
     assert done.metrics["fallbacks"] == 2  # q3 (failed) and q4 (not asked), both counted
@@ -232,7 +227,7 @@ def test_one_bad_answer_does_not_open_the_circuit(
 ) -> None:
     """A malformed or too-long answer is that query's problem: the next queries still ask."""
     too_long = ContextTooLongError("prompt too long")
-    llm = _use(monkeypatch, ScriptedLLMDouble(sequence=[too_long], default=ANSWER))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[too_long], default=ANSWER))
     done = _evaluate(False, tmp_path, on_llm_failure="fallback")
     assert len(llm.calls) == len(QUERIES)
     assert done.metrics["fallbacks"] == 1
@@ -249,7 +244,7 @@ def test_a_saved_run_and_its_report_name_the_queries_that_fell_back(
     from sira_seek.metrics.run_record import RunRecord
     from sira_seek.reporting.html_report import render_report
 
-    _use(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=[ANSWER, ANSWER], default=_down()))
     done = _evaluate(True, tmp_path, on_llm_failure="fallback", name="sira-fb")
     record = RunRecord.load(tmp_path / "run.json")
     assert record.fallbacks == ["q3", "q4"]  # the LLM went away after two answers
@@ -274,7 +269,7 @@ def test_the_cli_says_a_fallback_once_not_as_a_warning_and_a_note(
     from sira_seek.cli import eval_cmds
     from sira_seek.cli.main import cli
 
-    _use(monkeypatch, ScriptedLLMDouble(default=_down()))
+    use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
     monkeypatch.setattr(eval_cmds, "LazyBackend", lambda cluster: InMemoryBackend(DOCS))
     # As in a fresh process: no handler of pytest's on the root logger (with none, Python's
     # last-resort handler would print every warning on stderr).

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from in_memory_backend import InMemoryBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from scripted_llm import ScriptedLLMDouble  # noqa: E402
+from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
 
 from sira_seek.client import SiraSeek  # noqa: E402
 from sira_seek.corpus import Query  # noqa: E402
@@ -60,7 +60,7 @@ def _relevance(request: LLMRequest) -> str:
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch) -> ScriptedLLMDouble:
     double = ScriptedLLMDouble(default=_relevance)
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
+    use_llm_double(monkeypatch, double)
     return double
 
 
@@ -239,7 +239,7 @@ def test_unusable_rerank_answers_are_noted_and_keep_their_place(
     backend: InMemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     double = ScriptedLLMDouble(default='{"relevance": "high"}')  # JSON, but no score
-    monkeypatch.setattr("sira_seek.llm.factory.create_llm_client", lambda *_a, **_k: double)
+    use_llm_double(monkeypatch, double)
     request = RetrievalEvaluationRequest.build(
         index="idx", queries=QUERIES, qrels=QRELS, llm=LLM, rerank=2
     )
