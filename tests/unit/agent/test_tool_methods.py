@@ -14,9 +14,8 @@ from in_memory_backend import InMemoryBackend
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
-from embedder_double import BagOfWordsEmbedderDouble  # noqa: E402
+from embedder_double import BagOfWordsEmbedderDouble, embedders_made  # noqa: E402
 
-import sira_seek.embed  # noqa: E402
 from sira_seek.agent.mcp_server import build_server  # noqa: E402
 from sira_seek.agent.tools import AgentTools, ToolMethod  # noqa: E402
 from sira_seek.client import SiraSeek  # noqa: E402
@@ -39,14 +38,7 @@ def test_the_tools_methods_are_the_tables_methods_that_need_no_llm_of_ours() -> 
 
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[BagOfWordsEmbedderDouble]:
-    out: list[BagOfWordsEmbedderDouble] = []
-
-    def make(spec: str | None = None) -> BagOfWordsEmbedderDouble:
-        out.append(BagOfWordsEmbedderDouble())
-        return out[-1]
-
-    monkeypatch.setattr(sira_seek.embed, "make_embedder", make)
-    return out
+    return embedders_made(monkeypatch)
 
 
 def test_search_takes_a_method_and_the_vector_ones_share_one_embedder(

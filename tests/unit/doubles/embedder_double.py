@@ -10,6 +10,8 @@ import zlib
 from collections.abc import Sequence
 from typing import Literal
 
+import pytest
+
 DIMS = 16
 
 
@@ -49,3 +51,19 @@ class BagOfWordsEmbedderDouble:
 
     def close(self) -> None:
         self.closed = True
+
+
+def embedders_made(monkeypatch: pytest.MonkeyPatch) -> list[BagOfWordsEmbedderDouble]:
+    """Make ``sira_seek.embed.make_embedder`` give out a new double whatever the spec; the
+    list returned fills with every one given out, so a test can see how many were made and
+    what each embedded."""
+    import sira_seek.embed
+
+    out: list[BagOfWordsEmbedderDouble] = []
+
+    def make(spec: str | None = None) -> BagOfWordsEmbedderDouble:
+        out.append(BagOfWordsEmbedderDouble())
+        return out[-1]
+
+    monkeypatch.setattr(sira_seek.embed, "make_embedder", make)
+    return out

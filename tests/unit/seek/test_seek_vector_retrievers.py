@@ -15,10 +15,9 @@ from scripted_llm import use_llm_double
 from seek_llm_double import searching_double
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
-from embedder_double import BagOfWordsEmbedderDouble, bag_vector  # noqa: E402
+from embedder_double import BagOfWordsEmbedderDouble, bag_vector, embedders_made  # noqa: E402
 from in_memory_backend import InMemoryBackend  # noqa: E402
 
-import sira_seek.embed  # noqa: E402
 from sira_seek.metrics.seek_diagnostics import QuestionTrace, StepTrace  # noqa: E402
 from sira_seek.seek import api  # noqa: E402
 from sira_seek.sync.embed_runner import EmbedRunner  # noqa: E402
@@ -38,14 +37,7 @@ DOCS = {
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[BagOfWordsEmbedderDouble]:
     """Every embedder ``make_embedder`` gives out: the double, whatever the spec."""
-    out: list[BagOfWordsEmbedderDouble] = []
-
-    def make(spec: str | None = None) -> BagOfWordsEmbedderDouble:
-        out.append(BagOfWordsEmbedderDouble())
-        return out[-1]
-
-    monkeypatch.setattr(sira_seek.embed, "make_embedder", make)
-    return out
+    return embedders_made(monkeypatch)
 
 
 @pytest.fixture
