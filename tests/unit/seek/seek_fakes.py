@@ -45,3 +45,21 @@ class RecordingRetriever:
 
     def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[RetrievedDoc]]:
         return [self.retrieve(q, k) for q in queries]
+
+
+class LongDocsRetriever:
+    """``k`` documents of ~3,000 characters per query (800 plain ASCII words), every query
+    recorded: evidence that overflows a small model's context window."""
+
+    name = "long-docs"
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def retrieve(self, query: str, k: int) -> list[RetrievedDoc]:
+        self.queries.append(query)
+        words = " ".join(f"w{i}" for i in range(800))
+        return [RetrievedDoc(id=f"{query}#{i}", title=f"T{i}", text=words) for i in range(k)]
+
+    def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[RetrievedDoc]]:
+        return [self.retrieve(q, k) for q in queries]

@@ -19,6 +19,7 @@ import asyncio
 import math
 
 import pytest
+from seek_fakes import LongDocsRetriever
 from seek_llm_double import request_text  # puts tests/unit/llm on the path
 
 from sira_seek.llm.cache import CachingLLMClient, ResponseCache
@@ -31,7 +32,6 @@ from sira_seek.llm.response import LLMResponse
 from sira_seek.seek.context_budget import PromptBudgetError, fit_budget
 from sira_seek.seek.pipeline import SeekPipeline
 from sira_seek.seek.results import QuestionInput, SeekResult
-from sira_seek.seek.retrieval import RetrievedDoc
 from sira_seek.seek.settings import SeekSettings
 from sira_seek.workflows.errors import InvalidInput, classify
 
@@ -39,23 +39,6 @@ from scripted_llm import ScriptedLLMDouble  # noqa: E402  # isort: skip
 
 SCHEMATHESIS_CASE = {"method": "rewoo-sequential", "variant": "no-iter-retrieval", "top_k": 48}
 PLAN = "".join(f"Plan: step {i}\n#E{i} = Search[topic {i} of 0000]\n" for i in range(1, 6))
-
-
-class LongDocsRetriever:
-    """``k`` documents of ~3,000 characters per query; every query recorded."""
-
-    name = "long-docs"
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def retrieve(self, query: str, k: int) -> list[RetrievedDoc]:
-        self.queries.append(query)
-        words = " ".join(f"w{i}" for i in range(800))
-        return [RetrievedDoc(id=f"{query}#{i}", title=f"T{i}", text=words) for i in range(k)]
-
-    def retrieve_many(self, queries: list[str], k: int) -> list[list[RetrievedDoc]]:
-        return [self.retrieve(q, k) for q in queries]
 
 
 class TokenWindowLLMDouble:

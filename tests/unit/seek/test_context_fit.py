@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from seek_fakes import LongDocsRetriever
 from seek_llm_double import ScriptedSeekLLMDouble, request_text
 
 from sira_seek.llm.errors import ContextTooLongError
@@ -28,7 +29,6 @@ from sira_seek.seek.context_fit import FIT_ROUNDS, PromptOverflow, scaled_settin
 from sira_seek.seek.pipeline import SeekPipeline
 from sira_seek.seek.prompts import make_prompts
 from sira_seek.seek.results import QuestionInput, SeekResult
-from sira_seek.seek.retrieval import RetrievedDoc
 from sira_seek.seek.settings import SeekSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
@@ -37,23 +37,6 @@ from scripted_llm import ScriptedLLMDouble  # noqa: E402
 QUESTION = "In which country was the director of the film Leland Story born?"
 PLAN = "".join(f"Plan: step {i}\n#E{i} = Search[topic {i} of Leland Story]\n" for i in range(1, 6))
 SOLVE = "The evidence says Cork. <answer>Ireland</answer>"
-
-
-class LongDocsRetriever:
-    """Documents of ~3,000 characters, ``k`` per query, every query recorded."""
-
-    name = "long-docs"
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def retrieve(self, query: str, k: int) -> list[RetrievedDoc]:
-        self.queries.append(query)
-        words = " ".join(f"w{i}" for i in range(800))
-        return [RetrievedDoc(id=f"{query}#{i}", title=f"T{i}", text=words) for i in range(k)]
-
-    def retrieve_many(self, queries: list[str], k: int) -> list[list[RetrievedDoc]]:
-        return [self.retrieve(q, k) for q in queries]
 
 
 class WindowedLLMDouble:
