@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from sira_seek.backend import MAX_NUM_CANDIDATES
 from sira_seek.seek.settings import SeekMethod
 from sira_seek.workflows import validation
 from sira_seek.workflows.fields import K, Rerank, Tau, Weight
@@ -147,7 +148,7 @@ class SearchBody(BaseModel):
         "(plain BM25, `fell_back_to_bm25` true and a note in the answer).",
     )
     num_candidates: (
-        Annotated[int, Field(ge=1, le=10_000), BeforeValidator(_json_integer)] | None
+        Annotated[int, Field(ge=1, le=MAX_NUM_CANDIDATES), BeforeValidator(_json_integer)] | None
     ) = Field(
         default=None,
         description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "

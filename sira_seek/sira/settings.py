@@ -14,6 +14,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sira_seek.backend import MAX_NUM_CANDIDATES
+
 Task = Literal["factoid", "multihop", "claim", "duplicate"]
 KeepRule = Literal["any_window", "phrase_occurs"]
 
@@ -117,7 +119,7 @@ class SiraSettings(BaseSettings):
     num_candidates: int = Field(
         default=100,
         ge=1,
-        le=10_000,
+        le=MAX_NUM_CANDIDATES,
         description="Methods dense, hybrid, sira-hybrid: the candidates each shard's approximate "
         "kNN looks at (more is slower and closer to exact); at least the kNN's k, raised to it.",
     )

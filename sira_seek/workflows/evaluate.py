@@ -45,7 +45,7 @@ from sira_seek.sira.rerank import LLMReranker
 from sira_seek.sira.settings import MAX_RERANK, SiraSettings, Task
 
 from .errors import InvalidInput, NotFound, classified
-from .fields import Tau, Weight
+from .fields import EMBEDDER_HELP, NUM_CANDIDATES_HELP, NumCandidates, Tau, Weight
 from .methods import method_spec
 from .recorded import recorded_run
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
@@ -98,18 +98,8 @@ class RetrievalEvaluationRequest(SiraRequest):
     run_file: Path | None = None
     log_prefix: str | None = None
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
-    num_candidates: StrictInt | None = Field(
-        default=None,
-        ge=1,
-        le=10_000,
-        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
-        "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES).",
-    )
-    embedder: str | None = Field(
-        default=None,
-        description="dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
-        "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model.",
-    )
+    num_candidates: NumCandidates | None = Field(default=None, description=NUM_CANDIDATES_HELP)
+    embedder: str | None = Field(default=None, description=EMBEDDER_HELP)
 
     @classmethod
     def coerce(cls, values: dict[str, Any]) -> dict[str, Any]:

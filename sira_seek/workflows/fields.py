@@ -15,6 +15,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictInt
 
+from sira_seek.backend import MAX_NUM_CANDIDATES
 from sira_seek.sira.settings import MAX_RERANK, MAX_WEIGHT
 
 from .validation import MAX_K
@@ -45,3 +46,18 @@ Rerank = Annotated[
     Field(ge=0, le=MAX_RERANK, description="LLM-rerank the top N hits by relevance; 0 = off."),
 ]
 """How many top hits the LLM reranks (SIRA §3.1); 0 is off."""
+
+NumCandidates = Annotated[StrictInt, Field(ge=1, le=MAX_NUM_CANDIDATES)]
+"""Candidates per shard of an approximate kNN (dense, hybrid, sira-hybrid)."""
+
+NUM_CANDIDATES_HELP = (
+    "dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
+    "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES)."
+)
+"""The requests' description of ``num_candidates`` (search, a queries file, an evaluation)."""
+
+EMBEDDER_HELP = (
+    "dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
+    "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model."
+)
+"""The requests' description of ``embedder``; the HTTP body has none (the server's is used)."""

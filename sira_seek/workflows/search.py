@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import (
     ConfigDict,
     Field,
-    StrictInt,
     field_validator,
 )
 
@@ -27,7 +26,7 @@ from sira_seek.sira.settings import Task
 
 from . import validation
 from .errors import InvalidInput, NotFound, classified
-from .fields import K, Rerank, Tau, Weight
+from .fields import EMBEDDER_HELP, NUM_CANDIDATES_HELP, K, NumCandidates, Rerank, Tau, Weight
 from .methods import method_spec
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from .sira_setup import (
@@ -105,18 +104,8 @@ class SearchRequest(SiraRequest):
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict_expansions: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
-    num_candidates: StrictInt | None = Field(
-        default=None,
-        ge=1,
-        le=10_000,
-        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
-        "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES).",
-    )
-    embedder: str | None = Field(
-        default=None,
-        description="dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
-        "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model.",
-    )
+    num_candidates: NumCandidates | None = Field(default=None, description=NUM_CANDIDATES_HELP)
+    embedder: str | None = Field(default=None, description=EMBEDDER_HELP)
 
     @field_validator("query")
     @classmethod
@@ -305,18 +294,8 @@ class QueriesSearchRequest(SiraRequest):
     source_fields: list[str] = Field(default_factory=lambda: ["title"])
     strict: bool = True
     on_llm_failure: OnLLMFailure = Field(default="error", description=ON_LLM_FAILURE_HELP)
-    num_candidates: StrictInt | None = Field(
-        default=None,
-        ge=1,
-        le=10_000,
-        description="dense, hybrid, sira-hybrid: candidates per shard of the approximate kNN "
-        "(default 100, setting SIRA_SEEK_SIRA_NUM_CANDIDATES).",
-    )
-    embedder: str | None = Field(
-        default=None,
-        description="dense, hybrid, sira-hybrid: the query embedder spec (default: the CPU "
-        "model, setting SIRA_SEEK_SIRA_EMBEDDER); must be the index's model.",
-    )
+    num_candidates: NumCandidates | None = Field(default=None, description=NUM_CANDIDATES_HELP)
+    embedder: str | None = Field(default=None, description=EMBEDDER_HELP)
 
 
 def search_queries(
