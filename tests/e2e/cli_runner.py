@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from sira_seek.config import ClusterSettings
+from sira_seek.esplugin.engines.registry import connect
 
 BIN = Path(sys.executable).parent
 
@@ -36,3 +42,30 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+@contextmanager
+def ingested_collection(
+    url: str,
+    index: str,
+    folder: Path,
+    docs: Sequence[Mapping[str, Any]],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, str],
+) -> Iterator[None]:
+    """A fresh ``index`` on the node at ``url`` holding ``docs``, ingested by the CLI as a
+    user does, with ``folder``'s ``queries.jsonl`` and ``qrels.tsv`` (one judged document
+    per query); the index is deleted after."""
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items())
+    )
+    (folder / "qrels.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in qrels.items())
+    )
+    ingested = run_cli(["ingest", str(folder / "corpus.jsonl"), "--index", index, "--url", url])
+    assert ingested.returncode == 0, ingested.stderr
+    try:
+        yield
+    finally:
+        connect(ClusterSettings(url=url)).delete_index(index)

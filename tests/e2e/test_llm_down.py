@@ -14,10 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_runner import run_cli
-
-from sira_seek.config import ClusterSettings
-from sira_seek.esplugin.engines.registry import connect
+from cli_runner import ingested_collection, run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -38,19 +35,8 @@ def tiny(node_urls: dict[str, str], tmp_path: Path) -> Iterator[tuple[str, str, 
     """(url, index, folder): three documents ingested into a fresh index on the shared node,
     its queries and qrels in ``folder``."""
     url, index = node_urls["opensearch"], f"e2e-llm-down-{uuid.uuid4().hex[:8]}"
-    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in DOCS))
-    (tmp_path / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in QUERIES.items())
-    )
-    (tmp_path / "qrels.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in QRELS.items())
-    )
-    ingested = run_cli(["ingest", str(tmp_path / "corpus.jsonl"), "--index", index, "--url", url])
-    assert ingested.returncode == 0, ingested.stderr
-    try:
+    with ingested_collection(url, index, tmp_path, DOCS, QUERIES, QRELS):
         yield url, index, tmp_path
-    finally:
-        connect(ClusterSettings(url=url)).delete_index(index)
 
 
 def _eval(url: str, index: str, folder: Path, *extra: str) -> tuple[int, str, str]:
