@@ -78,10 +78,11 @@ def test_ingest_then_eval_as_a_user(
         )
         assert ev.returncode == 0, ev.stderr
         metrics = json.loads(ev.stdout)
-        default = {"ndcg@10", "recall@10", "recall@100", "queries", "fallbacks"}
+        default = {"ndcg@10", "recall@10", "recall@100", "queries", "fallbacks", "rerank"}
         default |= {"coverage@5", "coverage@10"}
         assert set(metrics) == default  # default keys; coverage is null without --qa
         assert metrics["coverage@5"] is None and metrics["fallbacks"] == 0
+        assert metrics["rerank"] == 0  # BM25: no rerank stage
         assert metrics["queries"] == 2 and metrics["recall@10"] == 1.0
     finally:
         connect(ClusterSettings(url=url)).delete_index(index)

@@ -76,7 +76,7 @@ def test_run_file_scores_like_the_json_output(
         str(run_file),
         *args,
     )
-    default = {"ndcg@10", "recall@10", "recall@100", "queries", "fallbacks"}
+    default = {"ndcg@10", "recall@10", "recall@100", "queries", "fallbacks", "rerank"}
     default |= {"coverage@5", "coverage@10"}
     assert set(out) == default  # default keys; coverage is null without --qa
     assert out["coverage@5"] is None
@@ -112,7 +112,8 @@ def test_measures_flag_and_named_tag(
         str(tmp_path / "bm25.json"),  # the per-query (recorded) path writes the file too
     )
     assert list(out) == [
-        "nDCG@10", "R@100", "P@5", "AP", "queries", "fallbacks", "coverage@5", "coverage@10"
+        "nDCG@10", "R@100", "P@5", "AP", "queries", "fallbacks", "rerank", "coverage@5",
+        "coverage@10",
     ]  # fmt: skip
     default = _eval(url, index, wikimh_dir)
     assert out["nDCG@10"] == default["ndcg@10"] and out["R@100"] == default["recall@100"]

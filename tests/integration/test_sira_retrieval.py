@@ -142,11 +142,13 @@ def test_sira_beats_bm25_side_by_side_on_one_command(
             "recall@100",
             "queries",
             "fallbacks",
+            "rerank",
             "coverage@5",
             "coverage@10",
         }
     )
     assert s["fallbacks"] == 0  # every query has its phrases in the strong file
+    assert s["rerank"] == b["rerank"] == 0  # precomputed phrases, no LLM: no rerank stage
     assert b["coverage@5"] is None and s["coverage@10"] is None  # only with --qa
     assert s["queries"] == b["queries"] == 100
     assert s["recall@10"] > b["recall@10"]
