@@ -344,8 +344,10 @@ def test_unreachable_llm_is_503_and_a_secret_never_leaks(
         assert fell.status_code == 200, fell.text
         assert fell.json()["fell_back_to_bm25"] is True and fell.json()["hits"]
         assert any("fell back to plain BM25" in note for note in fell.json()["notes"])
-        # The body's phrases do not need the LLM: still served.
-        ok = srv.http.post("/search", json={"query": "Lilu", "expansions": ["Lilith"]})
+        # The body's phrases without the rerank stage (SIRA's default with a server LLM since
+        # 7c61aa2) do not need the LLM: still served.
+        phrases = {"query": "Lilu", "expansions": ["Lilith"], "rerank": 0}
+        ok = srv.http.post("/search", json=phrases)
         assert ok.status_code == 200 and ok.json()["expansion_source"] == "precomputed"
         ask = srv.http.post("/ask", json={"question": "If Gallu is a demon Lilu is what?"})
         assert ask.status_code == 503, ask.text
