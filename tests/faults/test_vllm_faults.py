@@ -191,7 +191,8 @@ def test_llm_up_search_then_down_mid_sync_and_resume(
         env = {**SLOW_SERVER_ENV, "SIRA_SEEK_LLM_CACHE_DIR": str(tmp_path / "search-cache")}
         search = run_cli(
             ["search", QUESTION, "--index", wikimh_indexes["opensearch"],
-             "--url", backends["opensearch"].info.url, "--llm", spec, "--json"],
+             "--url", backends["opensearch"].info.url, "--llm", spec, "--json",
+             "--rerank", "0"],  # the expansion's call only: the default rerank is tested elsewhere
             env=env, timeout=900,
         )  # fmt: skip
         assert search.returncode == 0, search.stderr[-2000:]

@@ -76,7 +76,10 @@ def test_search_sira_candidates_come_from_the_vllm_model(
     assert out["candidates"], "the model proposed nothing"
     for candidate in out["candidates"]:
         assert candidate["phrase"] and candidate["decision"] and candidate["doc_freq"] >= 0
-    (call,) = out["llm_calls"]
+    # The expansion's call first, then the rerank's (SIRA reranks the top hits with a live LLM
+    # by default, §3.1): at least one each.
+    call, *rerank_calls = out["llm_calls"]
+    assert rerank_calls and out["timings_ms"]["rerank_ms"] > 0
     # No model in the spec: the name is the one /v1/models lists.
     assert call["backend"] == "openai" and call["model"] == vllm_server.model
     assert call["error"] is None and not call["cache_hit"]
