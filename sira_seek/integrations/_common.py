@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from sira_seek.client import SiraSeek
-from sira_seek.fields import TEXT, TITLE
+from sira_seek.documents import fetch_documents, field_text, missing_ids
+from sira_seek.fields import TEXT
 from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import Task
 from sira_seek.workflows.errors import InvalidInput
@@ -201,16 +202,10 @@ def search_passages(
 
 def _passage_texts(client: SiraSeek, index: str, ids: Sequence[str]) -> Mapping[str, str]:
     """Texts of ``ids`` in one request; an id gone since the search (deleted) maps to nothing."""
-    if not ids:
-        return {}
-    found = client.backend.search(
-        index,
-        {"query": {"ids": {"values": list(ids)}}, "size": len(ids), "_source": [TITLE, TEXT]},
-    )
-    texts = {hit.id: str((hit.source or {}).get(TEXT, "")) for hit in found.hits}
-    missing = [doc_id for doc_id in ids if doc_id not in texts]
+    found = fetch_documents(client.backend, index, ids, (TEXT,))
+    missing = missing_ids(ids, found)
     if missing:
         logger.warning(
             "%d hit(s) of %s vanished before their text was read: %s", len(missing), index, missing
         )
-    return texts
+    return {doc_id: field_text(source, TEXT) for doc_id, source in found.items()}

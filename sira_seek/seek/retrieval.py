@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sira_seek.backend import EngineError, SearchBackend, SearchHit
 from sira_seek.bm25 import bm25_query
+from sira_seek.documents import fetch_documents, field_text
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.llm.errors import LLMCallError
 
@@ -138,11 +139,11 @@ class SiraDocumentRetriever:
         self.name = name
 
     def _texts(self, ids: list[str]) -> dict[str, RetrievedDoc]:
-        if not ids:
-            return {}
-        body = {"query": {"ids": {"values": ids}}, "size": len(ids), "_source": [TITLE, TEXT]}
-        found = self.sira.backend.search(self.sira.index, body)
-        return {hit.id: _doc(hit) for hit in found.hits}
+        found = fetch_documents(self.sira.backend, self.sira.index, ids)
+        return {
+            i: RetrievedDoc(id=i, title=field_text(s, TITLE), text=field_text(s, TEXT))
+            for i, s in found.items()
+        }
 
     def retrieve(self, query: str, k: int) -> list[RetrievedDoc]:
         if not query.strip():

@@ -12,6 +12,7 @@ from ir_measures import Measure
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
 from sira_seek.corpus import Query
+from sira_seek.documents import fetch_documents_many, field_text
 from sira_seek.fields import TEXT, TITLE
 from sira_seek.llm.pending import PendingRequests
 from sira_seek.metrics.retrieval import Run, evaluate_run
@@ -158,26 +159,13 @@ class RerankedRun(NamedTuple):
 def fetch_documents(
     backend: SearchBackend, index: str, ranking: Mapping[str, Sequence[str]], *, batch: int = 50
 ) -> dict[str, dict[str, tuple[str, str]]]:
-    """qid -> {doc id: (title, text)} for the ids of each query (one ``ids`` query per query,
-    ``batch`` per ``_msearch``); a document the index no longer holds is left out."""
-    qids = list(ranking)
-    out: dict[str, dict[str, tuple[str, str]]] = {}
-    for start in range(0, len(qids), batch):
-        part = qids[start : start + batch]
-        bodies = [
-            {
-                "query": {"ids": {"values": list(ranking[q])}},
-                "size": len(ranking[q]),
-                "_source": [TITLE, TEXT],
-            }
-            for q in part
-        ]
-        for qid, found in zip(part, backend.msearch(index, bodies), strict=True):
-            out[qid] = {
-                h.id: (str((h.source or {}).get(TITLE, "")), str((h.source or {}).get(TEXT, "")))
-                for h in found.hits
-            }
-    return out
+    """qid -> {doc id: (title, text)} for the ids of each query (``documents.fetch_documents_many``:
+    ``batch`` queries per ``_msearch``); a document the index no longer holds is left out."""
+    found = fetch_documents_many(backend, index, ranking, batch=batch)
+    return {
+        qid: {i: (field_text(s, TITLE), field_text(s, TEXT)) for i, s in docs.items()}
+        for qid, docs in found.items()
+    }
 
 
 def rerank_run(

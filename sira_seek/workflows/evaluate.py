@@ -27,7 +27,7 @@ from pydantic import (
 
 from sira_seek.backend import SearchBackend
 from sira_seek.corpus import BadInputLineError, Query, ReadReport, read_qrels, read_queries
-from sira_seek.fields import TEXT, TITLE
+from sira_seek.documents import fetch_documents_many, missing_ids
 from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.metrics.coverage import (
     COVERAGE_CUTOFFS,
@@ -510,25 +510,14 @@ def fetch_ranked_passages(
     per question, ``batch`` questions per ``_msearch``. A hit the index no longer holds counts
     as an empty passage (it keeps its rank, so later passages do not move up a place).
     """
-    qids = list(ranking)
+    ids_per_query = {qid: list(ids)[:depth] for qid, ids in ranking.items()}
+    found = fetch_documents_many(backend, index, ids_per_query, batch=batch)
     out: dict[str, list[str]] = {}
-    for start in range(0, len(qids), batch):
-        part = qids[start : start + batch]
-        ids_per_query = [list(ranking[q])[:depth] for q in part]
-        bodies = [
-            {"query": {"ids": {"values": ids}}, "size": len(ids), "_source": [TITLE, TEXT]}
-            for ids in ids_per_query
-        ]
-        for qid, ids, result in zip(
-            part, ids_per_query, backend.msearch(index, bodies), strict=True
-        ):
-            texts = {hit.id: passage_text(hit.source) for hit in result.hits}
-            missing = [i for i in ids if i not in texts]
-            if missing:
-                logger.warning(
-                    "%s: %d ranked document(s) not found in %s", qid, len(missing), index
-                )
-            out[qid] = [texts.get(i, "") for i in ids]
+    for qid, ids in ids_per_query.items():
+        missing = missing_ids(ids, found[qid])
+        if missing:
+            logger.warning("%s: %d ranked document(s) not found in %s", qid, len(missing), index)
+        out[qid] = [passage_text(found[qid].get(i)) for i in ids]
     return out
 
 
