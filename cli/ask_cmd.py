@@ -8,12 +8,10 @@ from typing import Any
 
 import click
 
-from sira_seek.inspection.from_results import record_from_seek
-from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.seek.results import SeekResult
-from sira_seek.sira.results import dev_tools_request
 from sira_seek.workflows.ask import AskRequest
 from sira_seek.workflows.ask import ask as ask_question
+from sira_seek.workflows.inspection import QueryLogger, dev_tools_request, record_from_seek
 
 from .exit_codes import ExitCode
 from .options import backend_from_options, cluster_options, friendly_errors, json_option

@@ -14,18 +14,18 @@ import click
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import Query, read_qrels, read_queries
-from sira_seek.esplugin.engines.registry import connect
-from sira_seek.esplugin.local.node import LocalNode
-from sira_seek.ingest import IngestReport, ingest_corpus
-from sira_seek.llm.errors import LLMCallError
-from sira_seek.metrics.qa import cover_em
-from sira_seek.metrics.run_record import RunRecord
+from sira_seek.ingest import IngestReport
 from sira_seek.redaction import write_masked_text
-from sira_seek.reporting.html_report import render_report
-from sira_seek.sira.expansions import QueryExpander
+from sira_seek.workflows.clusters import connect
 from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.evaluate_qa import QAEvaluationRequest, evaluate_qa
+from sira_seek.workflows.failures import LLMCallError
+from sira_seek.workflows.ingesting import ingest_corpus
+from sira_seek.workflows.method_parts import QueryExpander
+from sira_seek.workflows.nodes import LocalNode
 from sira_seek.workflows.recorded import recorded_run
+from sira_seek.workflows.reports import render_report
+from sira_seek.workflows.scores import RunRecord, cover_em
 from sira_seek.workflows.sira_setup import choose_expander
 
 from .cpu_install import wait_for_cpu_install

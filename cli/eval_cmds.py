@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from sira_seek.metrics.retrieval import parse_measures
 from sira_seek.workflows.evaluate import (
     EnrichmentEvaluation,
     RetrievalEvaluation,
@@ -16,6 +15,7 @@ from sira_seek.workflows.evaluate import (
     evaluate_enrichment,
     evaluate_retrieval,
 )
+from sira_seek.workflows.scores import parse_measures
 
 from .options import (
     CLUSTER_KEYS,

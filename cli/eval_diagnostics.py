@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import click
 
-from sira_seek.metrics.seek_answer_analyses import AnalysisCost
-from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
+from sira_seek.workflows.scores import AnalysisCost, SeekDiagnostics
 
 
 def show(value: float | None) -> str:

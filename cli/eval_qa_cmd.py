@@ -13,10 +13,14 @@ from typing import Any
 
 import click
 
-from sira_seek.metrics.information_gain import DEFAULT_DIG_EDGES, DIG_EDGES, DigParameters
-from sira_seek.metrics.llm_cost import llm_cost
-from sira_seek.metrics.qa import ANSWER_EXTRACTIONS
 from sira_seek.workflows.evaluate_qa import QAEvaluation, QAEvaluationRequest, evaluate_qa
+from sira_seek.workflows.scores import (
+    ANSWER_EXTRACTIONS,
+    DEFAULT_DIG_EDGES,
+    DIG_EDGES,
+    DigParameters,
+    llm_cost,
+)
 
 from .eval_diagnostics import echo_diagnostics
 from .exit_codes import PartialFailure

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from sira_seek.sira.hit_explanation import explain_hit
+from sira_seek.workflows.inspection import explain_hit
 from sira_seek.workflows.methods import method_spec
 from sira_seek.workflows.search import search
 

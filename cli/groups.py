@@ -66,7 +66,7 @@ def configure_cli_logging(*, verbose: bool, debug: bool) -> None:
     Below ``--debug``, a warning the command prints itself as a ``note:`` (the library marks it
     ``REPORTED_IN_RESULT``: a SIRA fallback) is not shown twice.
     """
-    from sira_seek.sira.expansions import REPORTED_IN_RESULT
+    from sira_seek.workflows.method_parts import REPORTED_IN_RESULT
 
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _StderrHandler)]:

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sira_seek.corpus import ReadReport, corpus_file, read_corpus
-from sira_seek.ingest import IngestReport, delete_for_recreate, ingest_corpus
+from sira_seek.ingest import IngestReport
 from sira_seek.workflows import validation
+from sira_seek.workflows.ingesting import delete_for_recreate, ingest_corpus
 
 if TYPE_CHECKING:
-    from sira_seek.embed import Embedder
+    from sira_seek.workflows.ingesting import Embedder
 
 from .exit_codes import BadInput, PartialFailure
 from .options import (
@@ -119,7 +120,7 @@ def ingest(
 
 
 def _embedder(spec: str | None) -> Embedder:
-    from sira_seek.embed import make_embedder  # onnxruntime and friends: only with --embed
+    from sira_seek.workflows.ingesting import make_embedder
 
     return make_embedder(spec)
 

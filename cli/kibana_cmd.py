@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sira_seek.inspection.saved_objects import saved_objects, to_ndjson
+from sira_seek.workflows.inspection import saved_objects, to_ndjson
 
 from .options import friendly_errors, json_option
 

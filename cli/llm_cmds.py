@@ -19,15 +19,16 @@ from pathlib import Path
 
 import click
 
-from sira_seek.llm.installers import SCRIPTS, script
-from sira_seek.llm.vllm_server import (
+from sira_seek.workflows.llm_servers import (
     EMBED_MAX_MODEL_LEN,
+    SCRIPTS,
     VllmDeployment,
     VllmServerProcess,
     recorded_deployments,
     resolve_model,
     run_batch_round,
     save_deployment,
+    script,
     stop_deployment,
     vllm_home,
     vllm_python,

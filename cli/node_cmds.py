@@ -7,15 +7,17 @@ import json
 import click
 
 from sira_seek.config import NodeSettings
-from sira_seek.esplugin.local.cluster import DEFAULT_CLUSTER_HEAP, LocalCluster
-from sira_seek.esplugin.local.deployments import (
+from sira_seek.workflows.nodes import (
+    DEFAULT_CLUSTER_HEAP,
+    DEFAULT_VERSIONS,
+    TESTED_VERSIONS,
+    LocalCluster,
     LocalDeployment,
+    LocalNode,
     local_clusters,
     running_deployments,
     running_local_nodes,
 )
-from sira_seek.esplugin.local.distributions import DEFAULT_VERSIONS, TESTED_VERSIONS
-from sira_seek.esplugin.local.node import LocalNode
 
 from .options import friendly_errors, no_progress_option, show_progress
 from .progress import StatusLine

@@ -16,17 +16,8 @@ from pydantic import ValidationError
 from sira_seek.backend import ScanContextLostError, SearchBackend
 from sira_seek.config import ClusterSettings, NodeSettings
 from sira_seek.corpus import ReadReport
-from sira_seek.esplugin.engines.errors import SiraSeekEngineError
-from sira_seek.esplugin.engines.registry import connect
-from sira_seek.esplugin.local.resolve import resolve_url
-from sira_seek.ingest import IngestTargetError
-from sira_seek.llm.batch_rounds import WaitingForBatch
-from sira_seek.llm.errors import LLMCallError
 from sira_seek.redaction import Redactor, redacted_output
-from sira_seek.sira.index_profile import SiraIndexError
-from sira_seek.sira.term_vectors import TermStatisticsError
-from sira_seek.sync.mapping import MappingConflictError
-from sira_seek.sync.phrase_sources import LLMUnavailableError
+from sira_seek.workflows.clusters import connect, resolve_url
 from sira_seek.workflows.errors import (
     Conflict,
     InvalidInput,
@@ -35,6 +26,16 @@ from sira_seek.workflows.errors import (
     Unavailable,
     classify,
     validation_message,
+)
+from sira_seek.workflows.failures import (
+    IngestTargetError,
+    LLMCallError,
+    LLMUnavailableError,
+    MappingConflictError,
+    SiraIndexError,
+    SiraSeekEngineError,
+    TermStatisticsError,
+    WaitingForBatch,
 )
 
 from .exit_codes import BadInput, EngineFailure, ExitCode

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
-from sira_seek.metrics.qa import METRIC_NAMES, QAScores
 from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.evaluate_qa import score_prediction_file
+from sira_seek.workflows.scores import METRIC_NAMES, QAScores
 
 from .exit_codes import BadInput
 from .options import friendly_errors, json_option

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import click
 
-from sira_seek.metrics.run_record import RunRecord
 from sira_seek.redaction import write_masked_text
-from sira_seek.reporting.browser import BrowserUnavailableError, screenshot
-from sira_seek.reporting.html_report import pick_baseline, render_report
+from sira_seek.workflows.reports import (
+    BrowserUnavailableError,
+    pick_baseline,
+    render_report,
+    screenshot,
+)
+from sira_seek.workflows.scores import RunRecord
 
 from .options import friendly_errors, json_option
 

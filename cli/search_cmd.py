@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from sira_seek.corpus import ReadReport
-from sira_seek.inspection.from_results import record_from_sira
-from sira_seek.inspection.query_log import QueryLogger
 from sira_seek.sira.results import SiraResult
-from sira_seek.sira.settings import DEFAULT_TAU, DEFAULT_WEIGHT
+from sira_seek.workflows.inspection import QueryLogger, record_from_sira
+from sira_seek.workflows.method_parts import DEFAULT_TAU, DEFAULT_WEIGHT
 from sira_seek.workflows.methods import GENERATED_WEIGHT, METHOD_NAMES, METHODS
-from sira_seek.workflows.request_base import ON_LLM_FAILURE_HELP
+from sira_seek.workflows.request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from sira_seek.workflows.search import (
     FALLBACK_NOTE,
     QueriesSearchRequest,
@@ -96,7 +95,7 @@ def sira_options(func: Any) -> Any:
         ),
         click.option(
             "--on-llm-failure",
-            type=click.Choice(["error", "fallback"]),
+            type=click.Choice(get_args(OnLLMFailure)),
             default=None,
             callback=lambda _ctx, _param, value: {} if value is None else {"on_llm_failure": value},
             help=ON_LLM_FAILURE_HELP,

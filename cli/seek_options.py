@@ -16,9 +16,8 @@ from typing import Any, get_args
 
 import click
 
-from sira_seek.seek.retrieval import Retriever
-from sira_seek.seek.settings import METHODS, VARIANTS
 from sira_seek.workflows.ask import retriever_for
+from sira_seek.workflows.method_parts import METHODS, VARIANTS, Retriever
 from sira_seek.workflows.sira_setup import SeekRetrieverName
 
 from .options import LazyBackend, prompt_style_option

@@ -183,8 +183,8 @@ def serve(
     keys (or --open behind your own authentication).
     """
     require_extra("serve", "fastapi", "uvicorn")
-    from sira_seek.embed.spec import parse_embedder_spec
     from sira_seek.service import runner
+    from sira_seek.workflows.ingesting import parse_embedder_spec
 
     if embedder_spec is not None:
         parse_embedder_spec(embedder_spec)  # a bad spec: exit 2 before any worker starts

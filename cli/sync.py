@@ -19,19 +19,24 @@ import click
 
 from sira_seek.backend import SearchBackend
 from sira_seek.redaction import write_masked_text
-from sira_seek.sync.batch_requests import export_requests
-from sira_seek.sync.checkpoint import RunStateStore
-from sira_seek.sync.document_prompt import CORPUS_TASKS, PromptStyle
-from sira_seek.sync.embed_runner import EmbedReport
-from sira_seek.sync.index_status import index_sync_status
-from sira_seek.sync.mapping import MappingConflictError
-from sira_seek.sync.migrate import check_migration_names, migrate_index
-from sira_seek.sync.resumable_scan import processed_by_run_query
-from sira_seek.sync.run_report import RunCounts, RunReport
-from sira_seek.sync.settings import SyncSettings
-from sira_seek.sync.slicing import SliceSpec
+from sira_seek.sync.run_report import RunReport
 from sira_seek.workflows.enrich import EnrichRequest, Prepared, enrich
 from sira_seek.workflows.enrich import estimate as estimate_enrichment
+from sira_seek.workflows.failures import MappingConflictError
+from sira_seek.workflows.sync_runs import (
+    CORPUS_TASKS,
+    EmbedReport,
+    PromptStyle,
+    RunCounts,
+    RunStateStore,
+    SliceSpec,
+    SyncSettings,
+    check_migration_names,
+    export_requests,
+    index_sync_status,
+    migrate_index,
+    processed_by_run_query,
+)
 
 from .envvars import SYNC_PREFIX, assign_envvars
 from .exit_codes import ExitCode

@@ -15,9 +15,8 @@ import click
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
 from sira_seek.corpus import read_qrels, read_queries
-from sira_seek.esplugin.engines.registry import connect
-from sira_seek.sira.expansions import QueryExpander
-from sira_seek.sira.tuning import tune
+from sira_seek.workflows.clusters import connect
+from sira_seek.workflows.method_parts import QueryExpander, tune
 from sira_seek.workflows.sira_setup import choose_expander
 
 from .options import friendly_errors
