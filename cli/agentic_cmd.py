@@ -16,8 +16,10 @@ import click
 
 from sira_seek.agent.loop import PROTOCOLS
 from sira_seek.workflows.agentic import (
+    FINAL_RANKINGS,
     AgenticEvaluation,
     AgenticEvaluationRequest,
+    AgenticReport,
     evaluate_agentic,
 )
 
@@ -88,6 +90,15 @@ from .progress import progress_bar
     default=None,
     help="Passages each search returns [default: 20 evidence-blind, 5 snippets].",
 )
+@click.option(
+    "--final-ranking",
+    type=click.Choice(FINAL_RANKINGS),
+    default="llm",
+    show_default=True,
+    help="How the gathered pages are ranked before Recall@B (SIRA §4.4's final ranking): llm "
+    "rates each page's title and snippet (one call per page); stream keeps retrieval order. "
+    "The stream's own Recall@B is printed beside it either way.",
+)
 @click.option("--tau", type=float, default=None, help="Max DF ratio of a kept expansion (0.1).")
 @click.option("--weight", type=float, default=None, help="Expansion weight w (0.5).")
 @click.option(
@@ -116,11 +127,12 @@ def eval_agentic(
     """An LLM agent searches for --qa questions with the grounded search tool (its own
     expansions) and the category tool, under a budget of --budget unique pages.
 
-    The pages its searches return, deduplicated in retrieval order, are a ranked stream: Recall@B
-    is 1 when a --qrels page is among the first B (B = 1, 10, 100 up to the budget, and the
-    budget), averaged over the questions. Also answer coverage (a gold answer occurs in the
-    stream's pages) and Cover-EM of its answers. Exits 3 (after printing) when the LLM failed on
-    some question.
+    The pages its searches return, deduplicated in retrieval order, are a stream; after the
+    episode the LLM ranks them (--final-ranking). Recall@B is 1 when a --qrels page is among the
+    first B of the ranked list (B = 1, 10, 100 up to the budget, and the budget), averaged over
+    the questions; the stream's Recall@B follows, labelled. Also answer coverage (a gold answer
+    occurs in the stream's pages) and Cover-EM of its answers. Exits 3 (after printing) when
+    the LLM failed on some question.
     """
     cluster = {k: options.pop(k) for k in list(options) if k in CLUSTER_KEYS}
     request = AgenticEvaluationRequest.build(
@@ -157,21 +169,38 @@ def _render(done: AgenticEvaluation, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(out, allow_nan=False))
     else:
-        click.echo(
-            f"protocol {report.protocol}, budget {report.budget}, "
-            f"cut-offs {', '.join(map(str, report.cutoffs))}"
-        )
-        for result in report.results:
-            rank = "-" if result.first_relevant_rank is None else result.first_relevant_rank
-            click.echo(
-                f"[{result.id}] {result.stop_reason}, {len(result.pages_read)} pages, "
-                f"first relevant at {rank}, covered {result.answer_covered}, "
-                f"answer {result.answer!r}"
-            )
-        keys = ("recall_at_1", "recall_at_10", "recall_at_100", "recall_at_budget")
-        for key in (*keys, "answer_coverage", "cover_em", "mean_pages_read"):
-            value = out[key]
-            click.echo(f"{key:18s} {'-' if value is None else round(value, 4)}")
-        click.echo(f"{'malformed_steps':18s} {report.malformed_steps}")
+        _render_text(report, out)
     if report.llm_errors:
         raise PartialFailure(f"the LLM failed on {report.llm_errors} question(s)")
+
+
+def _stopped(reason: str, max_steps: int) -> str:
+    """The stop reason, spelled out when the step cap ended the question (not the paper's)."""
+    return f"stopped by the step cap (max_steps {max_steps})" if reason == "max_steps" else reason
+
+
+def _render_text(report: AgenticReport, out: dict[str, Any]) -> None:
+    """A line per question, the means over the ranked list, then the stream's (labelled)."""
+    click.echo(
+        f"protocol {report.protocol}, budget {report.budget}, final ranking "
+        f"{report.final_ranking}, cut-offs {', '.join(map(str, report.cutoffs))}"
+    )
+    for result in report.results:
+        rank = "-" if result.first_relevant_rank is None else result.first_relevant_rank
+        stream = result.stream_first_relevant_rank
+        click.echo(
+            f"[{result.id}] {_stopped(result.stop_reason, report.max_steps)}, "
+            f"{len(result.pages_read)} pages, first relevant at {rank} "
+            f"(stream {'-' if stream is None else stream}), covered {result.answer_covered}, "
+            f"answer {result.answer!r}"
+        )
+    keys = ("recall_at_1", "recall_at_10", "recall_at_100", "recall_at_budget")
+    for key in (*keys, "answer_coverage", "cover_em", "mean_pages_read"):
+        value = out[key]
+        click.echo(f"{key:18s} {'-' if value is None else round(value, 4)}")
+    click.echo(f"{'malformed_steps':18s} {report.malformed_steps}")
+    figures = ", ".join(
+        f"{key} {'-' if value is None else round(value, 4)}"
+        for key, value in report.stream_recall.items()
+    )
+    click.echo(f"stream before the final ranking: {figures}")

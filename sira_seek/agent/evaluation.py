@@ -5,13 +5,17 @@ Recall@B is the SIRA paper's gold-page recall (§4.4, BrowseComp-Wikipedia):
     Recall@B = 1/|Q| * sum over q of 1[G_q ∩ R_B(q) ≠ ∅]
 
 a hit indicator per question (1 when some relevant page, judgement > 0, is among the first B
-pages of the question's stream, else 0) averaged over the judged questions. The stream is the
-agent's pages in retrieval order with repeats removed (``AgentRun.pages_read``), as the paper
-truncates "the ordered stream of unique ... URLs surfaced to the agent" at each budget. It is
-cut at the paper's B in ``RECALL_CUTOFFS`` (1, 10, 100) up to the episode's page budget, and
-at the budget itself (``recall_at_budget``); a cut-off above the budget is not scored (None),
-since no stream can be longer than its budget. A question without any relevant page is not
-scored (None) rather than scored 0.
+pages of the question's ranked list, else 0) averaged over the judged questions. The list is
+the pages inside the budget after the final ranking (``AgentRun.ranked_page_ids``;
+``agent/ranking.py``: "fetched content is used only for final ranking", and Table 3's
+Recall@1 "measures whether the system ranks the answer-bearing page first"). The raw stream
+(the pages in retrieval order with repeats removed, ``AgentRun.pages_read``, as the paper
+truncates the Perplexity baseline's "ordered stream of unique ... URLs") is scored too, as the
+second, labelled figures ``stream_recall``; with ``final_ranking="stream"`` both are one. The
+list is cut at the paper's B in ``RECALL_CUTOFFS`` (1, 10, 100) up to the episode's page
+budget, and at the budget itself (``recall_at_budget``); a cut-off above the budget is not
+scored (None), since no stream can be longer than its budget. A question without any
+relevant page is not scored (None) rather than scored 0.
 
 Answer coverage asks whether a gold answer occurs in the pages of the stream (title and text),
 with the one definition of ``sira_seek.metrics.coverage`` (the paper's Fig. 3, as
@@ -60,11 +64,16 @@ class AgentQuestionScore(BaseModel):
     question: str
     answer: str | None
     stop_reason: StopReason
-    pages_read: list[str] = Field(description="The ranked stream: unique, in retrieval order.")
+    pages_read: list[str] = Field(description="The stream: unique, in retrieval order.")
+    ranked: list[str] = Field(description="The same pages after the final ranking.")
     relevant: list[str]
     first_relevant_rank: int | None = Field(
-        description="Rank of the first relevant page in the stream (None: none, or unjudged)."
+        description="Rank of the first relevant page in the ranked list (None: none, or unjudged)."
     )
+    stream_first_relevant_rank: int | None = Field(
+        description="Rank of the first relevant page in the stream, before the final ranking."
+    )
+    rank_failures: int = Field(default=0, description="Pages the ranking LLM gave no score.")
     answer_covered: bool | None
     cover_em: float | None
     tool_calls: int
@@ -83,6 +92,7 @@ class AgenticReport(BaseModel):
     budget: int
     max_steps: int
     search_k: int
+    final_ranking: str = Field(description="llm (ranked by the LLM) or stream (not ranked).")
     cutoffs: list[int] = Field(description="The B scored: 1, 10, 100 up to the budget, and it.")
     questions: int
     judged: int
@@ -90,6 +100,10 @@ class AgenticReport(BaseModel):
     recall_at_10: float | None = Field(description="None when the budget is below 10.")
     recall_at_100: float | None = Field(description="None when the budget is below 100.")
     recall_at_budget: float | None
+    stream_recall: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Recall@B of the stream before the final ranking, keyed recall_at_B.",
+    )
     coverage_questions: int
     answer_coverage: float | None
     cover_em: float | None
@@ -134,8 +148,11 @@ def score_run(
         answer=run.answer,
         stop_reason=run.stop_reason,
         pages_read=run.page_ids,
+        ranked=run.ranked_page_ids,
         relevant=sorted(doc for doc, grade in relevant.items() if grade > 0),
-        first_relevant_rank=first_relevant_rank(run.page_ids, relevant),
+        first_relevant_rank=first_relevant_rank(run.ranked_page_ids, relevant),
+        stream_first_relevant_rank=first_relevant_rank(run.page_ids, relevant),
+        rank_failures=run.rank_failures,
         answer_covered=answer_in_pages(_passages(run), golden_answers),
         cover_em=(cover_em(run.answer or "", golden_answers) if golden_answers else None),
         tool_calls=run.tool_calls,
@@ -169,6 +186,9 @@ def evaluate_runs(
     if len(bounds) != 1:
         raise ValueError(f"runs with different budgets cannot be averaged: {sorted(bounds)}")
     ((protocol, budget, max_steps, search_k),) = bounds
+    ranked = {run.ranked_ids is not None for run in runs}
+    if len(ranked) != 1:
+        raise ValueError("ranked and unranked runs cannot be averaged together")
     scores = [
         score_run(run, qrels.get(run.question_id, {}), golden.get(run.question_id, []))
         for run in runs
@@ -177,21 +197,31 @@ def evaluate_runs(
     covered = [s.answer_covered for s in scores if s.answer_covered is not None]
     cutoffs = recall_cutoffs(budget)
 
-    def recall(cutoff: int) -> float | None:
+    def recall(cutoff: int, *, stream: bool = False) -> float | None:
         if cutoff not in cutoffs:
             return None
-        return _mean(hit_at(s.first_relevant_rank, cutoff) for s in judged)
+        return _mean(
+            hit_at(s.stream_first_relevant_rank if stream else s.first_relevant_rank, cutoff)
+            for s in judged
+        )
 
     reasons: dict[str, int] = {}
     for score in scores:
         reasons[score.stop_reason] = reasons.get(score.stop_reason, 0) + 1
     capped = [s for s in scores if s.stop_reason == "max_steps"]
     notes = [step_cap_note(capped, max_steps, budget, len(scores))] if capped else []
+    failed = sum(s.rank_failures for s in scores)
+    if failed:
+        notes.append(
+            f"final ranking: {failed} of {sum(len(s.ranked) for s in scores)} pages got no "
+            "usable score from the LLM and kept their stream position"
+        )
     return AgenticReport(
         protocol=protocol,
         budget=budget,
         max_steps=max_steps,
         search_k=search_k,
+        final_ranking="llm" if ranked == {True} else "stream",
         cutoffs=cutoffs,
         questions=len(scores),
         judged=len(judged),
@@ -199,6 +229,7 @@ def evaluate_runs(
         recall_at_10=recall(10),
         recall_at_100=recall(100),
         recall_at_budget=recall(budget),
+        stream_recall={f"recall_at_{b}": recall(b, stream=True) for b in cutoffs},
         coverage_questions=len(covered),
         answer_coverage=_mean(float(c) for c in covered),
         cover_em=_mean(s.cover_em for s in scores),

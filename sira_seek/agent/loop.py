@@ -128,10 +128,25 @@ class AgentRun(BaseModel):
     pages_read: list[PageRead] = Field(default_factory=list)
     steps: list[AgentStep] = Field(default_factory=list)
     grounded_categories: list[str] = Field(default_factory=list)
+    ranked_ids: list[str] | None = Field(
+        default=None,
+        description="The gathered pages after the final ranking (agent/ranking.py); None: "
+        "not ranked, the stream order stands.",
+    )
+    rank_scores: dict[str, float | None] = Field(default_factory=dict)
+    rank_failures: int = Field(default=0, description="Pages the ranking LLM gave no score.")
+    rank_calls: int = 0
+    rank_completion_tokens: int = 0
 
     @property
     def page_ids(self) -> list[str]:
+        """The stream: the pages inside the budget, unique, in retrieval order."""
         return [page.id for page in self.pages_read]
+
+    @property
+    def ranked_page_ids(self) -> list[str]:
+        """The final ranked list Recall@B reads: ``ranked_ids``, else the stream."""
+        return self.page_ids if self.ranked_ids is None else list(self.ranked_ids)
 
     @property
     def tool_calls(self) -> int:
@@ -143,11 +158,12 @@ class AgentRun(BaseModel):
 
     @property
     def llm_calls(self) -> int:
-        return len(self.steps)
+        """Every LLM call of the question: the agent's steps and the final ranking's."""
+        return len(self.steps) + self.rank_calls
 
     @property
     def completion_tokens(self) -> int:
-        return sum(step.completion_tokens for step in self.steps)
+        return sum(step.completion_tokens for step in self.steps) + self.rank_completion_tokens
 
 
 class AgentLoopSettings(BaseModel):

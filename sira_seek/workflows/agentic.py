@@ -8,7 +8,9 @@ pages and Cover-EM of its answers (``sira_seek.agent.evaluation``).
 
 The protocol is the paper's ``evidence-blind`` one by default (the LLM never sees a retrieved
 title, snippet or page; one 100-page budget); ``snippets`` is the loop that reads titles and
-snippets (budget 10). The bounds a request leaves out are its protocol's
+snippets (budget 10). After each episode the gathered pages are ranked by the same LLM
+(``final_ranking="llm"``, §4.4's "final ranking"; ``agent/ranking.py``) and Recall@B reads the
+ranked list, the raw stream's figures beside it. The bounds a request leaves out are its protocol's
 (``sira_seek.agent.loop.PROTOCOL_DEFAULTS``), set once when the request is validated.
 """
 
@@ -36,6 +38,7 @@ from sira_seek.agent.loop import (
     SearchProtocol,
     with_protocol_defaults,
 )
+from sira_seek.agent.ranking import FINAL_RANKINGS, FinalRanking
 from sira_seek.corpus import ReadReport, read_qrels
 from sira_seek.llm.batch_rounds import batch_round
 from sira_seek.llm.pending import PendingRequests
@@ -47,6 +50,16 @@ from .errors import InvalidInput, NotFound, classified
 from .fields import Tau, Weight
 from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
+
+__all__ = [
+    "FINAL_RANKINGS",
+    "AgenticEvaluation",
+    "AgenticEvaluationRequest",
+    "AgenticReport",
+    "evaluate_agentic",
+]
+"""What a front end takes from here: the request, the result (and the report it holds), the
+workflow, and the final-ranking choices a flag offers."""
 
 if TYPE_CHECKING:
     from sira_seek.backend import SearchBackend
@@ -77,6 +90,12 @@ class AgenticEvaluationRequest(WorkflowRequest):
     )
     search_k: StrictInt = Field(
         ge=1, le=100, description="Passages per search (default: 20 evidence-blind, 5 snippets)."
+    )
+    final_ranking: FinalRanking = Field(
+        default="llm",
+        description="How the gathered pages are ranked before Recall@B (SIRA §4.4: fetched "
+        "titles/snippets are 'used only for final ranking'): llm (the LLM rates each page's "
+        "title and snippet, agent/ranking.py) or stream (retrieval order).",
     )
     tau: Tau | None = None
     weight: Weight | None = None
@@ -217,6 +236,7 @@ def _run_agent(
 ) -> list[AgentRun]:
     """One episode per question, in order, with the tools on ``request.index``."""
     from sira_seek.agent.prompts import AgentPrompt
+    from sira_seek.agent.ranking import rank_run
     from sira_seek.agent.tools import AgentTools
     from sira_seek.client import SiraSeek
     from sira_seek.llm.blocking import BlockingLLMClient
@@ -230,7 +250,8 @@ def _run_agent(
     llm = BlockingLLMClient(
         create_llm_client(spec, settings=llm_settings, use_cache=request.use_cache)
     )
-    prompt = AgentPrompt(resolve_prompt_style("auto", spec), protocol=request.protocol)
+    style = resolve_prompt_style("auto", spec)
+    prompt = AgentPrompt(style, protocol=request.protocol)
     loop = AgentLoop(llm, tools, prompt, request.loop_settings())
     runs: list[AgentRun] = []
     waiting = PendingRequests()  # offline batch rounds: every question's next step in one
@@ -239,7 +260,10 @@ def _run_agent(
             on_start(len(questions))
         for question in questions:
             with waiting.collect():
-                runs.append(loop.run(question.question, question_id=question.id))
+                run = loop.run(question.question, question_id=question.id)
+                if request.final_ranking == "llm":
+                    run = rank_run(run, llm, chat=style == "chat")
+                runs.append(run)
                 if on_progress is not None:
                     on_progress(1)
     finally:

@@ -6,9 +6,10 @@ The default protocol runs (evidence-blind, the SIRA paper's §4.4), with a small
 Quality is not asserted (a 270M base model only proves the loop); what is: the JSON keys are
 the documented ones (docs/reference/json-output.md) and name the protocol, budget and cut-offs,
 the budget and step cap hold, every page of the stream is a real document of the index, no
-search observation shows anything but the budget and dropped expansions, and Recall@B (a hit
-indicator per question) is what the trace's page stream gives against the qrels, recomputed
-here independently.
+search observation shows anything but the budget and dropped expansions, the final ranking
+(SIRA §4.4, on by default) is a reordering of exactly the stream's pages, and Recall@B (a hit
+indicator per question) is what the trace's ranked list gives against the qrels (the stream's
+figures what the stream gives), recomputed here independently.
 A missing model is a failure, not a skip.
 """
 
@@ -84,6 +85,7 @@ def test_two_questions_with_the_cpu_model(
     backend = backends["opensearch"]
     blind = re.compile(rf"\d+ new pages, \d+ of {BUDGET} used(; expansions not used: .*)?")
     ranks: list[int | None] = []
+    stream_ranks: list[int | None] = []
     for result, trace in zip(out["results"], traces, strict=True):
         pages = [page["id"] for page in trace["pages_read"]]
         assert result["pages_read"] == pages
@@ -101,18 +103,28 @@ def test_two_questions_with_the_cpu_model(
         for step in trace["steps"]:
             if step["kind"] == "search":
                 assert blind.fullmatch(step["observation"]), step["observation"]
+        # the final ranking reorders exactly the pages inside the budget, nothing else
+        assert sorted(result["ranked"]) == sorted(pages) and trace["ranked_ids"] == result["ranked"]
+        assert trace["rank_calls"] == len(pages)
         relevant = {doc for doc, grade in qrels[result["id"]].items() if grade > 0}
-        rank = next((r for r, doc in enumerate(pages, start=1) if doc in relevant), None)
-        assert result["first_relevant_rank"] == rank
+        rank = next((r for r, d in enumerate(result["ranked"], start=1) if d in relevant), None)
+        stream = next((r for r, doc in enumerate(pages, start=1) if doc in relevant), None)
+        assert (result["first_relevant_rank"], result["stream_first_relevant_rank"]) == (
+            rank, stream
+        )  # fmt: skip
         ranks.append(rank)
+        stream_ranks.append(stream)
         assert result["stop_reason"] in {"answered", "budget", "max_steps"}
         calls = sum(step["kind"] in ("search", "category") for step in trace["steps"])
         assert result["tool_calls"] == calls
     for key, cutoff in (("recall_at_1", 1), ("recall_at_budget", BUDGET)):
         hits = [int(r is not None and r <= cutoff) for r in ranks]
         assert out[key] == pytest.approx(sum(hits) / QUESTIONS)
+        hits = [int(r is not None and r <= cutoff) for r in stream_ranks]
+        assert out["stream_recall"][f"recall_at_{cutoff}"] == pytest.approx(sum(hits) / QUESTIONS)
+    assert out["final_ranking"] == "llm"
     assert out["judged"] == QUESTIONS and out["llm_errors"] == 0
-    assert out["llm_calls"] == sum(len(t["steps"]) for t in traces)
+    assert out["llm_calls"] == sum(len(t["steps"]) + t["rank_calls"] for t in traces)
     assert out["completion_tokens"] > 0
     # the second question's gold is "yes": counted like any other, as eval retrieval's coverage
     assert all(r["answer_covered"] is not None for r in out["results"])

@@ -43,7 +43,11 @@ SCRIPT = [
 
 
 def server(url: str, body: dict[str, Any]) -> str:
-    """The scripted step the prompt asks for ("Reply with step N")."""
+    """The scripted step the prompt asks for ("Reply with step N"); a final-ranking request
+    (SIRA §4.4, after the episode) gets 90 for the Vienna page, 10 for any other."""
+    if "Rate from 0 to 100" in body["messages"][0]["content"]:
+        document = body["messages"][-1]["content"].split("Document:\n", 1)[1]
+        return json.dumps({"score": 90 if document.startswith("Vienna\n") else 10})
     asked = re.findall(r"Reply with step (\d+)", body["messages"][-1]["content"])
     return json.dumps(SCRIPT[min(int(asked[-1]), len(SCRIPT)) - 1])
 
@@ -63,7 +67,8 @@ def test_every_round_holds_each_episode_next_step_and_ends_as_live(tmp_path: Pat
         expected = evaluate(tmp_path, f"openai:{live.base_url}#m")
     rounds = tmp_path / "rounds"
     done, waits = run_rounds(lambda: evaluate(tmp_path, f"batch:{rounds}#m"), rounds, server)
-    assert [w.count for w in waits] == [2, 2, 2]  # one step of each question per round
+    # one step of each question per round, then one round ranks every question's pages
+    assert [w.count for w in waits] == [2, 2, 2, 6]
     got, want = done.to_json(), expected.to_json()
     for found in (got, want):
         found.pop("seconds")
@@ -73,3 +78,4 @@ def test_every_round_holds_each_episode_next_step_and_ends_as_live(tmp_path: Pat
                 step.pop("llm_seconds", None)
     assert got == want
     assert [r.stop_reason for r in done.report.results] == ["answered", "answered"]
+    assert [r.first_relevant_rank for r in done.report.results] == [1, 1]

@@ -65,6 +65,33 @@ def test_a_missing_index_is_not_found_before_a_model_loads(
         evaluate_agentic(InMemoryBackend(DOCS), request)
 
 
+def _rank_scores(scores: dict[str, int]) -> Any:
+    """Answers a rank request with the score of the page whose title opens its document."""
+
+    def answer(request: Any) -> str:
+        document = request.messages[-1].content.split("Document:\n", 1)[1]
+        return json.dumps({"score": scores.get(document.split("\n", 1)[0], 10)})
+
+    return answer
+
+
+def test_final_ranking_stream_asks_no_ranking_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = [json.dumps({"action": "search", "text": "Arthur's Magazine", "expansions": []}),
+              json.dumps({"action": "answer", "text": "1844", "expansions": []})]  # fmt: skip
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(sequence=script))
+    request = AgenticEvaluationRequest.build(
+        index="idx", llm="scripted:x", budget=3, search_k=2, final_ranking="stream",
+        **_files(tmp_path),
+    )  # fmt: skip
+    done = evaluate_agentic(lambda: InMemoryBackend(DOCS), request)
+    assert len(llm.calls) == 2 and done.llm_calls == 2
+    (result,) = done.report.results
+    assert result.ranked == result.pages_read == ["d1", "d2"]
+    assert done.report.final_ranking == "stream" and done.report.recall_at_1 == 1.0
+
+
 def test_a_run_is_scored_traced_and_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -72,7 +99,8 @@ def test_a_run_is_scored_traced_and_reported(
         json.dumps({"action": "search", "text": "Arthur's Magazine", "expansions": []}),
         json.dumps({"action": "answer", "text": "1844", "expansions": []}),
     ]
-    llm = ScriptedLLMDouble(sequence=script)
+    # after the episode, the final ranking (SIRA §4.4) rates each gathered page: d2 above d1
+    llm = ScriptedLLMDouble(sequence=script, default=_rank_scores({"First for Women": 90}))
     use_llm_double(monkeypatch, llm)
     trace = tmp_path / "out" / "trace.jsonl"
     request = AgenticEvaluationRequest.build(
@@ -88,12 +116,15 @@ def test_a_run_is_scored_traced_and_reported(
     assert done.report.questions == 1 and done.report.llm_errors == 0
     (result,) = done.report.results
     assert result.answer == "1844" and result.stop_reason == "answered"
-    assert result.first_relevant_rank == 1 and result.answer_covered is True
-    assert done.llm_calls == 2
+    assert result.pages_read == ["d1", "d2"] and result.ranked == ["d2", "d1"]
+    assert (result.stream_first_relevant_rank, result.first_relevant_rank) == (1, 2)
+    assert result.answer_covered is True
+    assert done.llm_calls == 4  # two steps, two pages ranked
     out = done.to_json()
     assert list(out)[:2] == ["index", "llm"] and out["llm"] == "scripted:x"
     assert (out["protocol"], out["budget"], out["cutoffs"]) == ("evidence-blind", 3, [1, 3])
-    assert (out["recall_at_1"], out["recall_at_budget"]) == (1.0, 1.0)
+    assert (out["recall_at_1"], out["recall_at_budget"]) == (0.0, 1.0)
+    assert out["final_ranking"] == "llm" and out["stream_recall"]["recall_at_1"] == 1.0
     assert out["recall_at_10"] is None and out["recall_at_100"] is None  # above the budget
     assert list(out)[-3:] == ["llm_calls", "completion_tokens", "seconds"]
     (line,) = trace.read_text().splitlines()

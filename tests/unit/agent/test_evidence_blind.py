@@ -99,7 +99,10 @@ def _retrieved_strings() -> list[str]:
 def _evaluate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_spec: str, **values: Any
 ) -> tuple[AgenticEvaluation, ScriptedLLMDouble]:
-    llm = ScriptedLLMDouble(sequence=[json.dumps(step) for step in SCRIPT])
+    # after the episode, the final ranking (SIRA §4.4) asks one score per gathered page
+    llm = ScriptedLLMDouble(
+        sequence=[json.dumps(step) for step in SCRIPT], default=json.dumps({"score": 50})
+    )
     use_llm_double(monkeypatch, llm)
     request = AgenticEvaluationRequest.build(
         index="idx", llm=llm_spec, **_files(tmp_path), **values
@@ -120,15 +123,22 @@ def test_no_retrieved_text_reaches_any_prompt_in_a_default_run(
     # the searches did retrieve the documents (their text is fetched, for scoring only) ...
     assert set(result.pages_read) == set(DOCS) and result.answer_covered is True
     assert result.first_relevant_rank is not None
-    # ... and not one request the LLM got holds an id, a title or a run of their text
-    assert len(llm.calls) == len(SCRIPT)
+    # ... and not one request of the episode holds an id, a title or a run of their text
+    steps, ranking = llm.calls[: len(SCRIPT)], llm.calls[len(SCRIPT) :]
     leaks = [
-        (n, s) for n, req in enumerate(llm.calls) for s in _retrieved_strings()
+        (n, s) for n, req in enumerate(steps) for s in _retrieved_strings()
         if s in _prompt_text(req)
     ]  # fmt: skip
     assert leaks == [], sorted({s for _, s in leaks})
+    # only after the last step, the final ranking reads each page's title once ("fetched
+    # content is used only for final ranking, not for formulating subsequent BM25 queries")
+    assert len(ranking) == len(DOCS) and result.ranked != []
+    assert sorted(
+        next(d["title"] for d in DOCS.values() if d["title"].lower() in _prompt_text(req))
+        for req in ranking
+    ) == sorted(d["title"] for d in DOCS.values())
     # what it does see: the question, its own earlier actions and what concerns them
-    last = _prompt_text(llm.calls[-1])
+    last = _prompt_text(steps[-1])
     assert QUESTION.lower() in last
     assert "this index has no categories" in last
     assert '"text": "engraver harbour town"' in last
