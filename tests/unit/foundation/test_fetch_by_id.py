@@ -4,6 +4,7 @@ how many round trips a run's worth of ids costs."""
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 from typing import Any
@@ -69,3 +70,42 @@ def test_field_text_reads_absent_and_null_as_empty() -> None:
     assert field_text({"title": None}, "title") == ""
     assert field_text({}, "title") == ""
     assert field_text({"title": "T"}, "title") == "T"
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+OTHER_ID_READS = {
+    "sira_seek/ingest.py": "reads back only the ids that already hold a vector (an exists filter)",
+    "sira_seek/sira/hit_explanation.py": "one hit's score explanation, with its stored fields",
+    "sira_seek/agent/tools.py": "pending: the MCP tools move to the search/fetch workflows",
+}
+"""Modules that still build their own ``ids`` query with a ``_source`` list, and why."""
+
+
+def _reads_by_id(tree: ast.AST) -> bool:
+    """Whether a dict literal in ``tree`` is a search body reading ``_source`` of an ``ids``
+    query (``{"query": {"ids": ...}, "_source": ...}``, at any depth of its query)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+        if "_source" in keys and any(
+            isinstance(k, ast.Constant) and k.value == "ids"
+            for sub in node.values
+            for inner in ast.walk(sub)
+            if isinstance(inner, ast.Dict)
+            for k in inner.keys
+        ):
+            return True
+    return False
+
+
+def test_documents_are_fetched_by_id_in_one_module() -> None:
+    readers = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "sira_seek").rglob("*.py")
+        if _reads_by_id(ast.parse(path.read_text(), str(path)))
+    )
+    assert [r for r in readers if r not in OTHER_ID_READS] == []
+    assert _reads_by_id(ast.parse('b = {"query": {"ids": {"values": x}}, "_source": ["t"]}'))
+    assert not _reads_by_id(ast.parse('b = {"query": {"ids": {"values": x}}, "size": 3}'))
