@@ -12,7 +12,11 @@ evaluation AFTER (``evaluate_enrichment``, the library function of ``eval enrich
 "Before" is measured on the fresh index, before sync, because a layout that counts phrases
 in ``contents`` cannot search the index without them afterwards. Prints nDCG@10, R@10 and
 R@100 before -> after per layout and method, and the acceptance verdict (SIRA after > before
-on nDCG@10 and R@10, BM25 after >= before).
+on nDCG@10 and R@10, BM25 after >= before). When both ``in_contents`` and
+``in_contents_categories`` ran, the category words are then compared beside each other: the
+same enriched pool with the categories kept as their own keyword field (as the SIRA paper keeps
+them, "protected lexical features") and with their names also copied into ``contents`` (issue
+42 item 5).
 """
 
 from __future__ import annotations
@@ -90,6 +94,28 @@ def measure_layout(
         backend.delete_index(index)
 
 
+CATEGORY_PAIR = ("in_contents", "in_contents_categories")
+"""The two layouts that differ only in the category words being copied into ``contents``."""
+
+
+def category_comparison(measured: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    """Lines comparing, after enrichment, the layouts without and with category words in
+    ``contents``, per method (empty unless both ran)."""
+    without, with_ = (measured.get(name) for name in CATEGORY_PAIR)
+    if without is None or with_ is None:
+        return []
+    lines = [
+        "category words in contents (after enrichment; without = in_contents, "
+        "with = in_contents_categories)",
+        f"{'method':<6}" + "".join(f"{m + ' without':>20}{'with':>9}{'delta':>9}" for m in METRICS),
+    ]
+    for method in ("bm25", "sira"):
+        a, b = without[f"{method} after"], with_[f"{method} after"]
+        cells = "".join(f"{a[m]:>20.4f}{b[m]:>9.4f}{b[m] - a[m]:>+9.4f}" for m in METRICS)
+        lines.append(f"{method:<6}{cells}")
+    return lines
+
+
 def verdict(rows: dict[str, dict[str, float]]) -> str:
     sira_up = all(rows["sira after"][m] > rows["sira before"][m] for m in METRICS[:2])
     bm25_ok = all(rows["bm25 after"][m] >= rows["bm25 before"][m] for m in METRICS[:2])
@@ -116,12 +142,13 @@ def main() -> None:
         print(f"{pool_corpus(args.data, corpus)} hp* paragraphs")
         header = f"{'layout':<24}{'method':<6}" + "".join(f"{m:>20}" for m in METRICS)
         lines = [header]
+        measured: dict[str, dict[str, dict[str, float]]] = {}
         for layout in names:
             if not layout_runnable(backend, layout):
                 print(f"{layout}: not supported by this engine version, left out")
                 continue
             started = time.perf_counter()
-            rows = measure_layout(backend, layout, args.data, corpus, work)
+            rows = measured[layout] = measure_layout(backend, layout, args.data, corpus, work)
             for method in ("bm25", "sira"):
                 b, a = rows[f"{method} before"], rows[f"{method} after"]
                 cells = "".join(f"{b[m]:>9.4f} -> {a[m]:.4f}" for m in METRICS)
@@ -129,6 +156,9 @@ def main() -> None:
             lines.append(f"{'':<24}{verdict(rows)} ({time.perf_counter() - started:.0f} s)")
             print("\n".join(lines[-3:]), flush=True)
         print("\n" + "\n".join(lines))
+        comparison = category_comparison(measured)
+        if comparison:
+            print("\n" + "\n".join(comparison))
 
 
 if __name__ == "__main__":
