@@ -124,3 +124,12 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
         "sira_seek.config": [],
         "sira_seek.seek.results": [],
     }
+
+
+def test_the_architecture_page_names_every_public_module() -> None:
+    """docs/architecture/index.md points here and names the list: the two stay one list."""
+    page = (ROOT / "docs" / "architecture" / "index.md").read_text()
+    section = page.split("## What the command line imports", 1)[1].split("\n## ", 1)[0]
+    short = [m.removeprefix("sira_seek.") for m in PUBLIC_MODULES if m != "sira_seek"]
+    assert [m for m in short if f"`{m}`" not in section] == []
+    assert "test_cli_imports.py" in section
