@@ -76,6 +76,31 @@ def _answer_lines(found: SeekDiagnostics) -> list[str]:
     ]
 
 
+def _knowledge_lines(found: SeekDiagnostics) -> list[str]:
+    """Table 3 (conflict / utilization) and §5.4's judge, when asked."""
+    lines = []
+    split = found.knowledge_split
+    if split is not None:
+        lines.append(
+            f"knowledge split (Table 3)  closed-book {split.closed_book} decides ({split.metric}"
+            f"; {split.unmatched} questions unmatched)"
+        )
+        for label, part in (("conflict", split.conflict), ("utilization", split.utilization)):
+            lines.append(
+                f"  {label:<12} {part.questions} questions: Cover-EM {part.cover_em:.4f}, "
+                f"EM {part.em:.4f}, F1 {part.f1:.4f}"
+            )
+    judged = found.knowledge_judge
+    if judged is not None:
+        means = ", ".join(f"{k} {show(v)}" for k, v in judged.means.items())
+        lines.append(
+            f"knowledge judge (§5.4)     {means} (0-5; {judged.judged} judged, "
+            f"{judged.malformed} malformed, {judged.failed} failed, {judged.no_context} "
+            f"without context; context: {judged.context}; judge {judged.judge})"
+        )
+    return lines
+
+
 def format_diagnostics(found: SeekDiagnostics) -> str:
     """A few lines for people; ``--json`` carries every figure and the per-question rows."""
     gists = ", ".join(f"{k}: {v}" for k, v in found.gist_counts.items()) or "n/a"
@@ -105,6 +130,7 @@ def format_diagnostics(found: SeekDiagnostics) -> str:
         f"(median {show(found.seconds_per_question_p50)}, "
         f"amortised {show(found.amortised_seconds_per_question)})",
         f"LLM cost                   {'n/a' if found.cost is None else found.cost.describe()}",
+        *_knowledge_lines(found),
     ]
     return "\n".join(lines)
 

@@ -115,6 +115,28 @@ from .seek_options import SeekChoices, index_option, seek_options
     "removed (slots + 1 LLM calls a sketch); implies --diagnostics.",
 )
 @click.option(
+    "--closed-book-predictions",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="SEEK Table 3: the --predictions of a closed-book run of the same model (eval qa "
+    "--method vanilla-llm); questions it answers right (Cover-EM) are the knowledge conflict "
+    "population, the others knowledge utilization; implies --diagnostics.",
+)
+@click.option(
+    "--closed-book",
+    is_flag=True,
+    help="SEEK Table 3 with the closed-book answers asked on the spot: the vanilla LLM with the "
+    "same --llm (batch rounds included) beside the run; implies --diagnostics.",
+)
+@click.option(
+    "--judge-llm",
+    default=None,
+    metavar="SPEC",
+    help="SEEK §5.4: this LLM (any spec, batch: included) rates the knowledge context the "
+    "method answered from 0-5 on accuracy, logicality, structure and refinement (our prompt "
+    "wording: the paper's template is an image); implies --diagnostics.",
+)
+@click.option(
     "--report",
     "report_html",
     type=click.Path(dir_okay=False, path_type=Path),

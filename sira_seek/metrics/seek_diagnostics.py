@@ -65,6 +65,9 @@ run here can be compared with its claims:
   with its distribution (the paper plots how many gists each model chose, A.10).
 * **seconds per question** -- each question's wall time (`AnswerTimings.total_s`). In a batch,
   questions overlap, so the amortised figure (run wall time / questions) is reported too.
+* **knowledge conflict / utilization** (§5.4, Table 3) and the **judge's ratings of the
+  knowledge context** (§5.4): `sira_seek.metrics.seek_knowledge` (``knowledge_split``,
+  ``knowledge_judge``), set by the workflow when a closed-book run or a judge is given.
 * **LLM cost** -- not an analysis of the paper's, the price beside its accuracy: LLM calls,
   prompt and completion tokens and rounds per question (`cost`, `sira_seek.metrics.llm_cost`),
   over every question run (a failed question cost too).
@@ -98,6 +101,7 @@ from .seek_answer_analyses import (
     performance_by_iteration,
     slot_ablation,
 )
+from .seek_knowledge import KnowledgeJudgement, KnowledgeSplit
 
 RECALL_DEPTH = 5
 """SEEK retrieves the top 5 per sub-query; the paper's sub-query Recall is at that depth."""
@@ -429,6 +433,16 @@ class SeekDiagnostics(BaseModel):
         default=None,
         description="the method's LLM calls, prompt and completion tokens and rounds, per "
         "question over every question run, failed ones included (sira_seek.metrics.llm_cost)",
+    )
+    knowledge_split: KnowledgeSplit | None = Field(
+        default=None,
+        description="SEEK Table 3: the method's scores on the knowledge conflict (closed-book "
+        "correct) and utilization (closed-book wrong) questions; None: no closed-book answers",
+    )
+    knowledge_judge: KnowledgeJudgement | None = Field(
+        default=None,
+        description="SEEK §5.4: the judge's mean 0-5 ratings of the knowledge context; None: "
+        "no --judge-llm",
     )
     per_question: list[QuestionDiagnostics]
 

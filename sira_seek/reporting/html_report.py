@@ -186,6 +186,16 @@ _SEEK_ROWS: tuple[tuple[str, str], ...] = (
     ("cost.prompt_tokens_per_question", "prompt tokens per question"),
     ("cost.completion_tokens_per_question", "completion tokens per question"),
     ("cost.rounds_per_question", "LLM rounds per question (calls made together count once)"),
+    ("split.conflict.questions", "knowledge conflict questions (closed-book correct; Table 3)"),
+    ("split.conflict.cover_em", "Cover-EM on knowledge conflict (Table 3)"),
+    ("split.utilization.questions", "knowledge utilization questions (closed-book wrong)"),
+    ("split.utilization.cover_em", "Cover-EM on knowledge utilization (Table 3)"),
+    ("judge.accuracy", "judge: knowledge context accuracy (0-5; §5.4)"),
+    ("judge.logicality", "judge: logicality (0-5)"),
+    ("judge.structure", "judge: structure (0-5)"),
+    ("judge.refinement", "judge: refinement (0-5)"),
+    ("judge.judged", "judge: contexts rated"),
+    ("judge.malformed", "judge: malformed replies (left out)"),
 )
 
 _SEEK_NOTE = (
@@ -200,7 +210,9 @@ _SEEK_NOTE = (
     "product of window-smoothed token probabilities (window W, divided by W) raised to "
     "omega_i * alpha for the first k tokens and to 1 - alpha for the rest; scored with the "
     "run's own LLM, one few-shot answer prompt with and without the knowledge, and the first "
-    "gold answer."
+    "gold answer. Table 3's populations are decided by a closed-book run of the same model "
+    "(Cover-EM of its answer), not by the method's own answers. The judge's prompt is our "
+    "wording: the paper's template (A.12, Figure 11) is an image whose text it does not give."
 )
 
 
@@ -209,6 +221,15 @@ def _field(diagnostics: SeekDiagnostics, key: str) -> object:
     if key.startswith("cost."):
         cost = diagnostics.cost
         return None if cost is None else getattr(cost, key.removeprefix("cost."))
+    if key.startswith("split."):
+        split = diagnostics.knowledge_split
+        population, _, metric = key.removeprefix("split.").partition(".")
+        return None if split is None else getattr(getattr(split, population), metric)
+    if key.startswith("judge."):
+        judged, name = diagnostics.knowledge_judge, key.removeprefix("judge.")
+        if judged is None:
+            return None
+        return judged.means[name] if name in judged.means else getattr(judged, name)
     return getattr(diagnostics, key)
 
 

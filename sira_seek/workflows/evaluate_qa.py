@@ -29,7 +29,14 @@ from sira_seek.seek.settings import SeekSettings
 from .ask import retriever_for
 from .errors import InvalidInput, classified
 from .request_base import WorkflowRequest
-from .seek_analyses import AnalysisAnswers, ask_analysis_answers, diagnose, retrieved_passages
+from .seek_analyses import (
+    AnalysisAnswers,
+    answer_closed_book,
+    ask_analysis_answers,
+    diagnose,
+    read_closed_book,
+    retrieved_passages,
+)
 from .sira_setup import BackendSource, RetrievalMethod
 
 logger = logging.getLogger(__name__)
@@ -64,6 +71,13 @@ class QAEvaluationRequest(WorkflowRequest):
     per_iteration: bool = False
     slot_ablation: bool = False
     slot_ablation_slots: StrictInt | None = Field(default=None, ge=1)
+    closed_book_predictions: Path | None = None
+    """SEEK Table 3: a closed-book run's answers (``eval qa --method vanilla-llm
+    --predictions``) deciding the knowledge conflict / utilization populations."""
+    closed_book: bool = False
+    """SEEK Table 3 with the closed-book answers asked on the spot (vanilla LLM, same LLM)."""
+    judge_llm: str | None = None
+    """SEEK §5.4: the judge LLM spec rating each knowledge context 0-5 (batch: included)."""
 
     def checked(self) -> QAEvaluationRequest:
         """Qrels, an HTML report, per-iteration answers and the slot ablation are parts or
@@ -72,6 +86,8 @@ class QAEvaluationRequest(WorkflowRequest):
             self.qrels is not None
             or self.report_html is not None
             or (self.per_iteration or self.slot_ablation)
+            or (self.closed_book or self.judge_llm is not None)
+            or self.closed_book_predictions is not None
         ):
             return self.model_copy(update={"diagnostics": True})
         return self
@@ -121,10 +137,21 @@ def evaluate_qa(
         on_skipped([str(bad) for bad in skipped.bad])
     if not questions:
         raise InvalidInput("no usable question (a JSON object with `question`)", field="questions")
+    if request.closed_book and request.closed_book_predictions is not None:
+        raise InvalidInput(
+            "give the closed-book answers as a file or ask them on the spot, not both",
+            field="closed_book",
+        )
+    closed = (
+        None
+        if request.closed_book_predictions is None
+        else read_closed_book(request.closed_book_predictions, request.extraction)
+    )
     capped = LLMSettings().in_flight_cap(request.concurrency)
     if capped is not None:
         logger.warning("%s", capped)
-    with batch_round(request.llm), classified():
+    judge_spec = request.judge_llm if request.diagnostics else None
+    with batch_round(request.llm), batch_round(judge_spec), classified():
         retriever = retriever_for(
             source,
             method=request.settings.method,
@@ -139,6 +166,9 @@ def evaluate_qa(
         )
         if answers is not None:
             answers.passages = retrieved_passages(source, request.index, report.results)
+            if closed is not None and request.closed_book_predictions is not None:
+                answers.closed_book = closed
+                answers.closed_book_source = request.closed_book_predictions.name
     return _outputs(request, report, usage, gains, qrels, skipped, answers)
 
 
@@ -166,6 +196,7 @@ async def _answer(
     from sira_seek.seek.api import open_session
     from sira_seek.seek.checkpoint import CheckpointMismatchError
     from sira_seek.seek.information_gain import information_gains
+    from sira_seek.seek.knowledge_judge import judge_run
 
     session = open_session(
         retriever=retriever,
@@ -176,12 +207,15 @@ async def _answer(
     )
     try:
         try:
-            report = await session.answer_many(
-                questions,
-                concurrency=request.concurrency,
-                checkpoint=request.checkpoint,
-                on_result=on_result,
-                on_start=on_start,
+            report, closed = await asyncio.gather(
+                session.answer_many(
+                    questions,
+                    concurrency=request.concurrency,
+                    checkpoint=request.checkpoint,
+                    on_result=on_result,
+                    on_start=on_start,
+                ),
+                _closed_book(request, questions),
             )
         except CheckpointMismatchError as exc:
             raise InvalidInput(str(exc), field="checkpoint") from None
@@ -197,11 +231,30 @@ async def _answer(
                 parameters=request.dig,
             )
         answers = None
-        if gains is not None:
+        if gains is not None and not (closed is not None and closed.waiting):
             answers = await ask_analysis_answers(session, report.results, request)
+            if closed is not None:
+                answers.closed_book = [
+                    r.prediction_record(request.extraction) for r in closed.results
+                ]
+                answers.closed_book_source = "vanilla-llm run on the spot with the same LLM"
+            if request.judge_llm is not None:
+                answers.judgement = await judge_run(
+                    request.judge_llm,
+                    report.results,
+                    concurrency=request.concurrency,
+                    use_cache=request.use_cache,
+                )
     finally:
         await session.aclose()
     return report, usage, gains, answers
+
+
+async def _closed_book(request: QAEvaluationRequest, questions: list[Any]) -> BatchReport | None:
+    """The on-the-spot closed-book answers of Table 3 (None: not asked), beside the run."""
+    if not (request.closed_book and request.diagnostics):
+        return None
+    return await answer_closed_book(request, questions)
 
 
 def _outputs(

@@ -9,6 +9,11 @@ The analyses are pure functions over plain traces (`sira_seek.metrics.seek_diagn
 * the opt-in answers of the per-iteration analysis and the slot ablation
   (`sira_seek.seek.analysis_answers`), asked with the run's own LLM and answer prompt;
 * the traces, with those answers, for `seek_diagnostics`;
+* SEEK's Table 3 (`sira_seek.metrics.seek_knowledge`): the closed-book answers that decide
+  the knowledge conflict / utilization populations, read from a predictions file
+  (`read_closed_book`) or answered on the spot by the vanilla LLM with the run's LLM
+  (`answer_closed_book`);
+* §5.4's judge of the knowledge contexts (`sira_seek.seek.knowledge_judge`);
 * the sub-query similarity: the cosine of the request's embedder (``--embedder``), as §5.3
   measures it with Qwen3-Embedding-0.6B, else the named token-overlap fallback
   (`TokenJaccard`).
@@ -16,11 +21,14 @@ The analyses are pure functions over plain traces (`sira_seek.metrics.seek_diagn
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sira_seek.metrics.information_gain import InformationGains
+from sira_seek.metrics.qa import AnswerExtraction, PredictionRecord, record_from_mapping
 from sira_seek.metrics.seek_answer_analyses import AnalysisCost
 from sira_seek.metrics.seek_diagnostics import (
     RECALL_DEPTH,
@@ -31,6 +39,12 @@ from sira_seek.metrics.seek_diagnostics import (
     SubQuerySimilarity,
     seek_diagnostics,
     sub_queries,
+)
+from sira_seek.metrics.seek_knowledge import (
+    KnowledgeJudgement,
+    KnowledgeSplit,
+    closed_book_correct,
+    knowledge_split,
 )
 from sira_seek.seek.batch import BatchReport
 from sira_seek.seek.results import SeekResult
@@ -53,6 +67,9 @@ class AnalysisAnswers:
     slot_ablation: dict[str, tuple[list[str], str]] | None = None
     slot_ablation_cost: AnalysisCost | None = None
     passages: dict[str, str] | None = None
+    judgement: KnowledgeJudgement | None = None
+    closed_book: list[PredictionRecord] | None = None
+    closed_book_source: str | None = None
 
 
 async def ask_analysis_answers(
@@ -79,6 +96,65 @@ async def ask_analysis_answers(
             seed_slots=request.slot_ablation_slots,
         )
     return found
+
+
+def read_closed_book(path: Path, extraction: AnswerExtraction) -> list[PredictionRecord]:
+    """A closed-book run's answers: the JSONL ``eval qa --method vanilla-llm --predictions``
+    writes (one `SeekResult` a line, re-scored with ``extraction``, a failed question as
+    ``<None>``), or a ``qa-score`` predictions file (``id``, ``golden_answers``, ``pred``).
+    An unusable file is ``InvalidInput`` naming it and the line, before any LLM call."""
+    from .errors import InvalidInput
+
+    records: list[PredictionRecord] = []
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidInput(f"cannot read {path}: {err}", field="closed_book_predictions") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if isinstance(data, dict) and "method" in data:
+                records.append(SeekResult.model_validate(data).prediction_record(extraction))
+            else:
+                records.append(record_from_mapping(data))
+        except (ValueError, TypeError) as err:
+            raise InvalidInput(
+                f"{path} line {number}: not a prediction ({err})", field="closed_book_predictions"
+            ) from None
+    if not records:
+        raise InvalidInput(f"{path}: no closed-book predictions", field="closed_book_predictions")
+    return records
+
+
+async def answer_closed_book(request: QAEvaluationRequest, questions: Sequence[Any]) -> BatchReport:
+    """The vanilla LLM (closed-book) over the same questions with the run's LLM spec and
+    settings: the run's "same model" of Table 3. In batch rounds its requests join the run's
+    rounds (the caller gathers it with the run)."""
+    from sira_seek.seek.api import open_session
+
+    settings = request.settings.model_copy(update={"method": "vanilla-llm"})
+    session = open_session(
+        retriever=None, llm_spec=request.llm, settings=settings, use_cache=request.use_cache
+    )
+    try:
+        return await session.answer_many(questions, concurrency=request.concurrency)
+    finally:
+        await session.aclose()
+
+
+def split_of(
+    answers: AnalysisAnswers, report: BatchReport, request: QAEvaluationRequest
+) -> KnowledgeSplit | None:
+    """Table 3 over this run's answers, when closed-book answers were given or asked."""
+    if answers.closed_book is None:
+        return None
+    return knowledge_split(
+        (r.prediction_record(request.extraction) for r in report.results),
+        closed_book_correct(answers.closed_book),
+        answers.closed_book_source or "closed-book run",
+    )
 
 
 def retrieved_passages(
@@ -150,7 +226,7 @@ def diagnose(
             update["slot_ablation_answers"] = removed
             update["answer_without_sketch"] = without
         traces.append(trace.model_copy(update=update) if update else trace)
-    return seek_diagnostics(
+    found = seek_diagnostics(
         traces,
         qrels,
         similarity=subquery_similarity_measure(request.embedder, traces),
@@ -161,4 +237,10 @@ def diagnose(
         per_iteration_cost=answers.by_iteration_cost,
         slot_ablation_cost=answers.slot_ablation_cost,
         seed_slots=request.slot_ablation_slots,
+    )
+    return found.model_copy(
+        update={
+            "knowledge_split": split_of(answers, report, request),
+            "knowledge_judge": answers.judgement,
+        }
     )
