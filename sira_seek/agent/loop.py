@@ -5,8 +5,10 @@ statistics still decide which reach the query) and the category tool, and picks 
 per step until it answers or its budget is spent. The budget counts, as in the paper, every
 unique page a search returned: a page returned twice costs once, and the pages beyond the
 budget are dropped, so the pages kept (``AgentRun.pages_read``, deduplicated, in retrieval
-order) are the ranked stream that Recall@B cuts. Categories the category tool confirmed enter
-later searches as category clauses; a proposed category never does without that check.
+order) are the stream; after the episode ``agent/ranking.py`` ranks them (§4.4's "final
+ranking") into the list Recall@B cuts (``AgentRun.ranked_page_ids``). Categories the
+category tool confirmed enter later searches as category clauses; a proposed category never
+does without that check.
 
 Two protocols, named after the paper's wording:
 

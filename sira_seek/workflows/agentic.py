@@ -2,8 +2,9 @@
 
 Reads the questions and judgements (and refuses them before any connection or model load),
 lets an LLM agent search for each question with the grounded search and category tools under
-a page budget, and scores the stream of pages its searches returned: Recall@B at B = 1, 10,
-100 (hit indicators, the SIRA paper's §4.4) against the judgements, answer coverage of those
+a page budget, ranks the pages its searches gathered and scores the ranked list: Recall@B at
+B = 1, 10, 100 (hit indicators, the SIRA paper's §4.4) against the judgements (and the raw
+stream's, labelled), answer coverage of those
 pages and Cover-EM of its answers (``sira_seek.agent.evaluation``).
 
 The protocol is the paper's ``evidence-blind`` one by default (the LLM never sees a retrieved
@@ -32,6 +33,7 @@ from pydantic import (
 
 from sira_seek.agent.evaluation import AgenticReport, evaluate_runs
 from sira_seek.agent.loop import (
+    PROTOCOLS,
     AgentLoop,
     AgentLoopSettings,
     AgentRun,
@@ -53,13 +55,14 @@ from .sira_setup import BackendSource, backend_of
 
 __all__ = [
     "FINAL_RANKINGS",
+    "PROTOCOLS",
     "AgenticEvaluation",
     "AgenticEvaluationRequest",
     "AgenticReport",
     "evaluate_agentic",
 ]
 """What a front end takes from here: the request, the result (and the report it holds), the
-workflow, and the final-ranking choices a flag offers."""
+workflow, and the protocol and final-ranking choices a flag offers."""
 
 if TYPE_CHECKING:
     from sira_seek.backend import SearchBackend
@@ -237,16 +240,16 @@ def _run_agent(
     """One episode per question, in order, with the tools on ``request.index``."""
     from sira_seek.agent.prompts import AgentPrompt
     from sira_seek.agent.ranking import rank_run
-    from sira_seek.agent.tools import AgentTools
-    from sira_seek.client import SiraSeek
     from sira_seek.llm.blocking import BlockingLLMClient
     from sira_seek.llm.factory import create_llm_client
     from sira_seek.seek.settings import resolve_prompt_style
 
+    from .agent_tools import AgentTools
+
     if not backend.index_exists(request.index):
         raise NotFound(f"index {request.index!r} does not exist: run `sira-seek ingest` first")
     # The backend stays open: it is the caller's (the command line's process ends after).
-    tools = AgentTools(SiraSeek(backend), request.index, tau=request.tau, weight=request.weight)
+    tools = AgentTools(backend, request.index, tau=request.tau, weight=request.weight)
     llm = BlockingLLMClient(
         create_llm_client(spec, settings=llm_settings, use_cache=request.use_cache)
     )
