@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
-from sira_seek.agent.loop import PROTOCOLS
 from sira_seek.workflows.agentic import (
     FINAL_RANKINGS,
+    PROTOCOLS,
     AgenticEvaluation,
     AgenticEvaluationRequest,
     AgenticReport,

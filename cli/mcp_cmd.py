@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sira_seek.client import SiraSeek
+from sira_seek.workflows.agent_tools import AgentTools, open_agent_tools
 
 from .access import api_keys_option, server_keys
 from .options import (
@@ -58,19 +58,19 @@ def mcp(
 ) -> None:
     """Serve INDEX's search, category look-up and fetch tools to MCP clients (agents).
 
-    The index is checked before serving, so a wrong name fails here, not in the agent's first
-    call. Over stdio nothing but the protocol is written to stdout; logs go to stderr.
+    The index name, its existence, --tau and --weight are checked before serving (the search
+    request's own rules), so a wrong value fails here, not in the agent's first call. Over
+    stdio nothing but the protocol is written to stdout; logs go to stderr.
     """
     require_extra("mcp", "mcp")
     keys = server_keys(api_keys_file, host, run_open) if transport == "http" else ()
-    from sira_seek.agent.mcp_server import HTTP_PATH, TOOL_NAMES, run_server
-    from sira_seek.agent.tools import AgentTools
+    from sira_seek.mcp.server import HTTP_PATH, TOOL_NAMES, run_server
 
     redact = command_redactor(kw)  # before the cluster options are taken from kw
-    client = SiraSeek(backend_from_options(kw))
+    backend = backend_from_options(kw)
     tools: AgentTools | None = None
     try:
-        tools = AgentTools(client, index, tau=tau, weight=weight)
+        tools = open_agent_tools(backend, index, tau=tau, weight=weight)
         url = f"http://{host}:{port}{HTTP_PATH}" if transport == "http" else None
         if as_json:
             info = {"index": index, "transport": transport, "url": url, "tools": list(TOOL_NAMES)}
@@ -88,4 +88,4 @@ def mcp(
     finally:
         if tools is not None:
             tools.close()  # the vector methods' embedder, if one was made
-        client.close()
+        backend.close()

@@ -9,7 +9,7 @@ Two markers, each alone on a line of a page:
     the group's own usage and options (what ``--help`` prints above its commands) and a table
     of its commands with their one-line help, each linked to ``cli/<name>.md``. mkdocs-click
     documents the commands themselves; it cannot show a group without all its subcommands.
-``<!-- mcp-tools: sira_seek.agent.mcp_server:build_server -->``
+``<!-- mcp-tools: sira_seek.mcp.server:build_server -->``
     each tool the MCP server lists (``list_tools``, as a client sees it): its description and
     a table of its arguments (type, default, bounds, description) from its input schema.
 """

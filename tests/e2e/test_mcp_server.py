@@ -32,9 +32,9 @@ from engine_matrix import ONE_ENGINE
 from mcp import Client, StdioServerParameters
 from readme_keys import check_keys, documented
 
-from sira_seek.agent.mcp_server import TOOL_NAMES
 from sira_seek.backend import SearchBackend
 from sira_seek.client import SiraSeek
+from sira_seek.mcp.server import TOOL_NAMES
 
 pytestmark = [pytest.mark.e2e, ONE_ENGINE]
 

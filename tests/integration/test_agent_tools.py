@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from agent_index_kit import EnrichedSlice, build_enriched_slice
 
-from sira_seek.agent.tools import AgentTools
 from sira_seek.backend import SearchBackend
 from sira_seek.client import SiraSeek
+from sira_seek.workflows.agent_tools import AgentTools
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ def enriched(
 
 @pytest.fixture(scope="module")
 def tools(backend: SearchBackend, enriched: EnrichedSlice) -> AgentTools:
-    return AgentTools(SiraSeek(backend), enriched.index)
+    return AgentTools(backend, enriched.index)
 
 
 def test_bm25_search_matches_the_facade_and_carries_titles_and_texts(

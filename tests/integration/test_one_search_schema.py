@@ -22,13 +22,13 @@ from engine_matrix import ONE_ENGINE
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from sira_seek.agent.mcp_server import build_server
-from sira_seek.agent.tools import AgentTools
 from sira_seek.backend import SearchBackend
 from sira_seek.cli.main import cli
 from sira_seek.client import SiraSeek
+from sira_seek.mcp.server import build_server
 from sira_seek.service.app import ServiceConfig, create_app
 from sira_seek.workflows import InvalidInput
+from sira_seek.workflows.agent_tools import AgentTools
 
 pytestmark = [pytest.mark.integration, ONE_ENGINE]
 
@@ -94,7 +94,7 @@ def _http(client: TestClient, index: str, query: str, k: int) -> Verdict:
 
 
 def _mcp(backend: SearchBackend, index: str, query: str, k: int) -> Verdict:
-    server = build_server(AgentTools(SiraSeek(backend), index))
+    server = build_server(AgentTools(backend, index))
 
     async def call() -> Any:
         async with Client(server) as client:

@@ -123,7 +123,7 @@ def test_the_reference_is_generated_from_the_code(
     import asyncio
     import types
 
-    from sira_seek.agent.mcp_server import build_server
+    from sira_seek.mcp.server import build_server
 
     done, out = site
     assert done.returncode == 0, done.stderr[-6000:]

@@ -37,16 +37,15 @@ from sira_seek.agent.prompts import (  # noqa: E402
     TranscriptEntry,
 )
 from sira_seek.agent.tools import (  # noqa: E402
-    AgentTools,
     CategoryLookup,
     GroundingDecision,
     Passage,
     SearchToolResult,
 )
-from sira_seek.client import SiraSeek  # noqa: E402
 from sira_seek.llm.blocking import BlockingLLMClient  # noqa: E402
 from sira_seek.llm.errors import MalformedOutputError, ServerUnreachableError  # noqa: E402
 from sira_seek.llm.request import LLMRequest  # noqa: E402
+from sira_seek.workflows.agent_tools import AgentTools  # noqa: E402
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
 
@@ -259,7 +258,7 @@ def test_real_tools_over_the_memory_backend_ground_a_category_before_using_it() 
                "sira_enrichment": {"categories": ["Women's magazines"]}},
     }  # fmt: skip
     backend = InMemoryBackend(docs, properties={**default_properties(), **enrichment})
-    tools = AgentTools(SiraSeek(backend), "idx")
+    tools = AgentTools(backend, "idx")
     loop, _ = _loop(
         [
             _act("category", "Womens magazines"),  # absent: neighbours, not grounded

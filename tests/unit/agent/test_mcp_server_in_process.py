@@ -19,15 +19,14 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from test_tools_on_the_double import DOCS, ENRICHMENT
 
-from sira_seek.agent.mcp_server import TOOL_NAMES, build_server
-from sira_seek.agent.tools import AgentTools
 from sira_seek.backend import SearchHit
-from sira_seek.client import SiraSeek
+from sira_seek.mcp.server import TOOL_NAMES, build_server
+from sira_seek.workflows.agent_tools import AgentTools
 
 
 def _server() -> tuple[Any, InMemoryBackend]:
     backend = InMemoryBackend(DOCS, properties={**default_properties(), **ENRICHMENT})
-    return build_server(AgentTools(SiraSeek(backend), "idx")), backend
+    return build_server(AgentTools(backend, "idx")), backend
 
 
 def test_tools_listed_with_their_schemas() -> None:
@@ -95,7 +94,7 @@ def test_unknown_tool_or_prompt_is_invalid_params_without_a_traceback(
     async def main() -> dict[str, Any]:
         got: dict[str, Any] = {}
         async with Client(server) as client:
-            got["version"] = (client.server_info.version if client.server_info else "")
+            got["version"] = client.server_info.version if client.server_info else ""
             for kind, call in (
                 ("prompt", lambda: client.get_prompt("no-such-prompt")),
                 ("tool", lambda: client.call_tool("no_such_tool", {})),

@@ -16,11 +16,10 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 from embedder_double import BagOfWordsEmbedderDouble, embedders_made  # noqa: E402
 
-from sira_seek.agent.mcp_server import build_server  # noqa: E402
-from sira_seek.agent.tools import AgentTools, ToolMethod  # noqa: E402
-from sira_seek.client import SiraSeek  # noqa: E402
+from sira_seek.mcp.server import build_server  # noqa: E402
 from sira_seek.sync.embed_runner import EmbedRunner  # noqa: E402
 from sira_seek.sync.settings import SyncSettings  # noqa: E402
+from sira_seek.workflows.agent_tools import AgentTools, ToolMethod  # noqa: E402
 from sira_seek.workflows.methods import METHODS  # noqa: E402
 
 DOCS = {
@@ -46,7 +45,7 @@ def test_search_takes_a_method_and_the_vector_ones_share_one_embedder(
 ) -> None:
     backend = InMemoryBackend(DOCS)
     EmbedRunner(backend, "idx", BagOfWordsEmbedderDouble(), SyncSettings(state_dir=tmp_path)).run()
-    tools = AgentTools(SiraSeek(backend), "idx")
+    tools = AgentTools(backend, "idx")
     server = build_server(tools)
     question = "volcano island Sicily"
 

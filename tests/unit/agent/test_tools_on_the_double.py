@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from in_memory_backend import InMemoryBackend, default_properties
 
-from sira_seek.agent.tools import MAX_K, AgentTools
 from sira_seek.backend import SearchHit
-from sira_seek.client import SiraSeek
+from sira_seek.workflows.agent_tools import MAX_K, AgentTools, open_agent_tools
+from sira_seek.workflows.errors import InvalidInput, NotFound
 
 ENRICHMENT = {
     "sira_enrichment": {
@@ -54,7 +54,38 @@ DOCS: dict[str, dict[str, Any]] = {
 
 def _tools(docs: dict[str, dict[str, Any]] = DOCS, **kw: Any) -> tuple[AgentTools, InMemoryBackend]:
     backend = InMemoryBackend(docs, properties={**default_properties(), **ENRICHMENT})
-    return AgentTools(SiraSeek(backend), "idx", **kw), backend
+    return AgentTools(backend, "idx", **kw), backend
+
+
+@pytest.mark.parametrize(
+    ("index", "kw", "error", "words"),
+    [
+        ("Idx*", {}, InvalidInput, "index: 'Idx*' is not an index name"),
+        ("gone", {}, NotFound, "index 'gone' does not exist"),
+        ("idx", {"tau": 2.0}, InvalidInput, "tau: Input should be less than or equal to 1"),
+        ("idx", {"tau": 0.0}, InvalidInput, "tau: Input should be greater than or equal to"),
+        ("idx", {"weight": -1.0}, InvalidInput, "weight: Input should be greater than or equal"),
+        ("idx", {"weight": float("nan")}, InvalidInput, "weight: Input should be a finite"),
+    ],
+)
+def test_the_tools_refuse_at_start(
+    index: str, kw: dict[str, Any], error: type[Exception], words: str
+) -> None:
+    """The MCP server and the agentic evaluation open the tools here: a bad index name, a
+    missing index or an out-of-bounds tau/weight fails before serving (the search request's
+    own words), and the malformed values before any engine call."""
+    backend = InMemoryBackend(DOCS, properties={**default_properties(), **ENRICHMENT})
+    with pytest.raises(error) as refused:
+        open_agent_tools(backend, index, **kw)
+    assert words in str(refused.value)
+    if error is InvalidInput:
+        assert backend.searches == [] and backend.calls == []
+
+
+def test_the_tools_open_on_an_existing_index_with_its_settings() -> None:
+    backend = InMemoryBackend(DOCS, properties={**default_properties(), **ENRICHMENT})
+    tools = open_agent_tools(backend, "idx", tau=0.5, weight=1.0)
+    assert (tools.index, tools._tau, tools._weight) == ("idx", 0.5, 1.0)
 
 
 def test_category_lookup_exact_and_nearest() -> None:

@@ -45,16 +45,10 @@ FRONT_END_STARTERS: dict[str, tuple[str, ...]] = {
 """A command that runs another front end (the HTTP service, the MCP server) imports that front
 end: both sit on the same layer, above the workflows, and the command only parses its flags."""
 
-PENDING: dict[str, dict[str, tuple[str, ...]]] = {
-    "mcp_cmd.py": {
-        "sira_seek.agent.mcp_server": ("HTTP_PATH", "TOOL_NAMES", "run_server"),
-        "sira_seek.agent.tools": ("AgentTools",),
-    },
-    "agentic_cmd.py": {"sira_seek.agent.loop": ("PROTOCOLS",)},
-}
-"""Imports not moved yet, each named: the MCP server is leaving the agent package for
-``sira_seek.mcp`` (issue 40 item 2, another change), and ``PROTOCOLS`` is to reach
-``agentic_cmd.py`` through ``workflows.agentic``. Only these exact names are let through."""
+PENDING: dict[str, dict[str, tuple[str, ...]]] = {}
+"""Imports not moved yet, each named (file -> module -> names); only these exact names would be
+let through. None now: the MCP server left the agent package for ``sira_seek.mcp`` and
+``PROTOCOLS`` reaches ``agentic_cmd.py`` through ``workflows.agentic`` (issue 40 item 2)."""
 
 
 def exported_names() -> dict[str, set[str]]:

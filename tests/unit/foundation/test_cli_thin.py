@@ -16,9 +16,9 @@
   (``expansions.LLMExpander.from_spec``); naming a type in an annotation or an ``isinstance``
   is fine, only calls count.
 
-Not covered, on purpose: ``sira_seek/agent/tools.py`` builds a ``SiraRetriever`` per tool call
-with the index profile it read once; the tools are the agent's own search method (what the
-MCP server exposes), not a front end over a workflow.
+The agent tools build a ``SiraRetriever`` per tool call with the index profile they read once:
+that is a workflow (``sira_seek/workflows/agent_tools.py``), which the MCP server and the
+agentic evaluation both call.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ FRONT_ENDS = (
     "cli",
     "sira_seek/client.py",
     "sira_seek/service",
-    "sira_seek/agent/mcp_server.py",
+    "sira_seek/mcp",
     "sira_seek/integrations",
 )
 

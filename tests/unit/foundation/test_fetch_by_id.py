@@ -77,7 +77,6 @@ ROOT = Path(__file__).resolve().parents[3]
 OTHER_ID_READS = {
     "sira_seek/ingest.py": "reads back only the ids that already hold a vector (an exists filter)",
     "sira_seek/sira/hit_explanation.py": "one hit's score explanation, with its stored fields",
-    "sira_seek/agent/tools.py": "pending: the MCP tools move to the search/fetch workflows",
 }
 """Modules that still build their own ``ids`` query with a ``_source`` list, and why."""
 

@@ -16,13 +16,13 @@ from mcp import Client
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 from in_memory_backend import InMemoryBackend  # noqa: E402
 
-from sira_seek.agent.mcp_server import build_server  # noqa: E402
-from sira_seek.agent.tools import AgentTools  # noqa: E402
 from sira_seek.client import SiraSeek  # noqa: E402
 from sira_seek.integrations._common import RetrievalOptions  # noqa: E402
+from sira_seek.mcp.server import build_server  # noqa: E402
 from sira_seek.service.app import ServiceConfig, create_app  # noqa: E402
 from sira_seek.service.bodies import SearchBody  # noqa: E402
 from sira_seek.workflows import InvalidInput  # noqa: E402
+from sira_seek.workflows.agent_tools import AgentTools  # noqa: E402
 from sira_seek.workflows.search import SearchRequest  # noqa: E402
 
 BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -37,7 +37,7 @@ def _bounds(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mcp_search_schema() -> dict[str, Any]:
-    server = build_server(AgentTools(SiraSeek(InMemoryBackend({})), "idx"))
+    server = build_server(AgentTools(InMemoryBackend({}), "idx"))
 
     async def main() -> dict[str, Any]:
         async with Client(server) as client:
@@ -72,7 +72,7 @@ def test_too_many_expansions_get_the_workflows_reason_everywhere() -> None:
         res = http.post("/search", json={"index": "idx", "query": "q", "expansions": phrases})
     assert res.status_code == 422
     assert res.json()["errors"] == [{"loc": ["body", "expansions"], "msg": reason}]
-    server = build_server(AgentTools(SiraSeek(backend), "idx"))
+    server = build_server(AgentTools(backend, "idx"))
 
     async def main() -> Any:
         async with Client(server) as client:

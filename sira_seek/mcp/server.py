@@ -1,4 +1,8 @@
-"""An MCP server exposing ``AgentTools`` to any MCP client (an IDE assistant, an agent framework).
+"""An MCP server exposing the agent tools to any MCP client (an IDE assistant, an agent framework).
+
+A front end like the HTTP API: it parses a tool call and renders the answer; the search,
+category look-up and fetch are the workflow's (``sira_seek.workflows.agent_tools``), never a
+retriever or an index read of its own (``tests/unit/foundation/test_layering_front_ends.py``).
 
 Built on the official ``mcp`` SDK (2.x: ``MCPServer``, the successor of FastMCP), so the tool
 schemas come from the type hints and pydantic models of the tools themselves, and stdio and
@@ -31,12 +35,7 @@ from pydantic import Field, StrictInt, ValidationError
 
 from sira_seek import __version__
 from sira_seek.redaction import Redactor, redact_log_handlers
-from sira_seek.workflows.errors import InvalidInput, NotFound, classify, validation_message
-from sira_seek.workflows.fields import K
-from sira_seek.workflows.methods import METHODS
-from sira_seek.workflows.validation import MAX_DOC_ID_BYTES, MAX_PHRASE_CHARS
-
-from .tools import (
+from sira_seek.workflows.agent_tools import (
     MAX_K,
     AgentTools,
     CategoryLookup,
@@ -45,6 +44,10 @@ from .tools import (
     SearchToolResult,
     ToolMethod,
 )
+from sira_seek.workflows.errors import InvalidInput, NotFound, classify, validation_message
+from sira_seek.workflows.fields import K
+from sira_seek.workflows.methods import METHODS
+from sira_seek.workflows.validation import MAX_DOC_ID_BYTES, MAX_PHRASE_CHARS
 
 logger = logging.getLogger(__name__)
 
