@@ -44,7 +44,7 @@ from sira_seek.workflows.agent_tools import (
     SearchToolResult,
     ToolMethod,
 )
-from sira_seek.workflows.errors import InvalidInput, NotFound, classify, validation_message
+from sira_seek.workflows.errors import InvalidInput, classify, validation_message
 from sira_seek.workflows.fields import K
 from sira_seek.workflows.methods import METHODS
 from sira_seek.workflows.validation import MAX_DOC_ID_BYTES, MAX_PHRASE_CHARS
@@ -222,13 +222,7 @@ def build_server(
         ],
     ) -> FetchedDocument:
         """The whole passage: title, text, and its categories and keywords when enriched."""
-        found = _anticipated(lambda: tools.fetch(doc_id), redact)
-        if found is None:
-            if not _anticipated(lambda: tools.backend.index_exists(tools.index), redact):
-                missing = NotFound(f"index {tools.index!r} does not exist", field="index")
-                raise ToolError(f"{missing.kind}: {missing}")
-            raise ToolError(f"not_found: no document with id {doc_id!r} in index {tools.index!r}")
-        return found
+        return _anticipated(lambda: tools.fetch_document(doc_id), redact)
 
     server.add_tool(search, annotations=read_only)
     server.add_tool(categories, annotations=read_only)

@@ -306,6 +306,16 @@ class AgentTools:
             keywords=_at(source, PHRASES),
         )
 
+    def fetch_document(self, doc_id: str) -> FetchedDocument:
+        """``fetch``, with an absent document a ``NotFound`` saying whether the id or the whole
+        index is missing (deleted since the tools were opened): what a tool caller acts on."""
+        found = self.fetch(doc_id)
+        if found is not None:
+            return found
+        if not self.backend.index_exists(self.index):
+            raise NotFound(f"index {self.index!r} does not exist", field="index")
+        raise NotFound(f"no document with id {doc_id!r} in index {self.index!r}")
+
 
 def _first(source: dict[str, Any], path: str) -> str | None:
     values = _at(source, path)
