@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -31,6 +32,11 @@ from sira_seek.workflows.evaluate_qa import QAEvaluationRequest, evaluate_qa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "doubles"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from batch_kit import (  # noqa: E402
+    own_response_cache,  # noqa: F401  (autouse: this test's own LLM cache)
+    request_lines,
+    run_rounds,
+)
 from in_memory_backend import InMemoryBackend  # noqa: E402
 from scripted_llm import ScriptedLLMDouble  # noqa: E402
 
@@ -249,3 +255,63 @@ def test_a_closed_book_file_and_the_spot_run_together_are_refused(
     done = CliRunner().invoke(cli, [*args, str(_closed_book_file(tmp_path))])
     assert done.exit_code != 0 and "not both" in done.output
     assert llm.calls == []  # refused before any LLM call
+
+
+def _batch_server(url: str, body: dict[str, Any]) -> str:
+    """The batch "model": the judge's JSON; closed-book "Paris" (right on q2 only); vanilla
+    RAG "Stephen King" (right on q1 only)."""
+    opening = body["messages"][0]["content"]
+    if "four dimensions" in opening:
+        return '{"accuracy": 2, "logicality": 4, "structure": 3, "refinement": 1}'
+    if "own knowledge" in opening:
+        return "<answer>Paris</answer>"
+    return "<answer>Stephen King</answer>"
+
+
+def test_closed_book_and_judge_join_the_batch_rounds(tmp_path: Path) -> None:
+    qa = tmp_path / "qa.jsonl"
+    rows = [
+        {"id": "q1", "question": "Who directed the film shot in Leland in 1986?",
+         "golden_answers": ["Stephen King"]},
+        {"id": "q2", "question": "What is the capital of France?", "golden_answers": ["Paris"]},
+    ]  # fmt: skip
+    qa.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rounds = tmp_path / "rounds"
+
+    def run() -> Any:
+        request = QAEvaluationRequest.build(
+            questions=qa,
+            index="idx",
+            llm=f"batch:{rounds}#m",
+            judge_llm=f"batch:{rounds}#judge",
+            closed_book=True,
+            use_cache=False,
+            settings={"method": "vanilla-rag", "temperature": 0},
+        )
+        return evaluate_qa(InMemoryBackend(DOCS), request)
+
+    done, waits = run_rounds(run, rounds, _batch_server)
+
+    def kinds(number: int) -> list[str]:
+        """Each request of a round by what it asks: closed-book, RAG or judge."""
+        found = []
+        for line in request_lines(rounds, number):
+            opening = line["body"]["messages"][0]["content"]
+            found.append(
+                "judge" if "four dimensions" in opening
+                else "closed" if "own knowledge" in opening
+                else "rag"
+            )  # fmt: skip
+        return sorted(found)
+
+    # Round 1 holds both runs' requests for both questions (the closed-book run is gathered
+    # with the method's); the judge's requests all come in the next round.
+    assert kinds(1) == ["closed", "closed", "rag", "rag"]
+    assert [kinds(w.round) for w in waits[1:]] == [["judge", "judge"]]
+    diag = done.diagnostics
+    split = diag.knowledge_split
+    assert (split.conflict_ids, split.utilization_ids) == (["q2"], ["q1"])
+    assert (split.conflict.cover_em, split.utilization.cover_em) == (0.0, 1.0)
+    judged = diag.knowledge_judge
+    assert (judged.judged, judged.malformed, judged.context) == (2, 0, "documents")
+    assert judged.means == {"accuracy": 2.0, "logicality": 4.0, "structure": 3.0, "refinement": 1.0}
