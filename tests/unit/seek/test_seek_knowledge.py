@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from seek_llm_double import ScriptedSeekLLMDouble, target_in
 
+from sira_seek.cli.eval_diagnostics import format_diagnostics
 from sira_seek.cli.main import cli
 from sira_seek.llm import factory
 from sira_seek.metrics.qa import PredictionRecord
@@ -227,6 +228,9 @@ def test_table3_and_the_judge_over_a_seek_run(
     html = (tmp_path / "r.html").read_text()
     assert "knowledge conflict questions" in html and "judge: logicality" in html
     assert render_seek_report({"seek": diag}).count('data-key="judge.structure">3.0000') == 1
+    line = next(x for x in format_diagnostics(diag).splitlines() if "knowledge judge" in x)
+    assert "accuracy 4.0000, logicality 3.0000, structure 3.0000, refinement 2.0000" in line
+    assert "2 judged, 1 malformed, 0 failed" in line
 
 
 def test_closed_book_answers_asked_on_the_spot(tmp_path: Path, llm: ScriptedSeekLLMDouble) -> None:
@@ -245,6 +249,13 @@ def test_closed_book_answers_asked_on_the_spot(tmp_path: Path, llm: ScriptedSeek
     assert diag["knowledge_judge"] is None
     closed_book_prompts = [t for t in llm.texts("answer") if "Maximum Overdrive" not in t]
     assert len(closed_book_prompts) >= 3  # one a question, beside SEEK's own answers
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sira_seek.cli.eval_qa_cmd.LazyBackend", lambda *a: InMemoryBackend(DOCS))
+        text = CliRunner().invoke(cli, [a for a in args if a != "--json"])
+    assert text.exit_code == 0, text.output
+    assert "knowledge split (Table 3)  closed-book vanilla-llm run on the spot" in text.stdout
+    assert "  conflict     1 questions: Cover-EM 0.0000" in text.stdout
+    assert "  utilization  2 questions: Cover-EM 0.5000" in text.stdout
 
 
 def test_a_closed_book_file_and_the_spot_run_together_are_refused(
