@@ -96,7 +96,8 @@ def _knowledge_lines(found: SeekDiagnostics) -> list[str]:
         lines.append(
             f"knowledge judge (§5.4)     {means} (0-5; {judged.judged} judged, "
             f"{judged.malformed} malformed, {judged.failed} failed, {judged.no_context} "
-            f"without context; context: {judged.context}; judge {judged.judge})"
+            f"without context; context: {judged.context}; judge {judged.judge}"
+            f"{_cost(judged.cost)})"
         )
     return lines
 

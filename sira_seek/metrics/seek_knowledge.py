@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from .qa import PredictionRecord, cover_em, exact_match, token_f1
+from .seek_answer_analyses import AnalysisCost
 
 SPLIT_METRIC = "cover_em"
 """What decides a closed-book answer is correct (Cover-EM, the reported headline metric)."""
@@ -205,6 +206,9 @@ class KnowledgeJudgement(BaseModel):
     no_context: int = Field(description="answered questions without a knowledge context")
     failed: int = Field(default=0, description="judge calls that failed (LLM errors)")
     means: dict[str, float | None]
+    cost: AnalysisCost | None = Field(
+        default=None, description="the judge's calls and tokens (not in the run's usage)"
+    )
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
 
 
@@ -215,6 +219,7 @@ def knowledge_judgement(
     context: str,
     no_context: int,
     failed: int = 0,
+    cost: AnalysisCost | None = None,
 ) -> KnowledgeJudgement:
     """The means per dimension over the well-formed verdicts (None when there is none)."""
     good = [v.scores for v in verdicts if v.scores is not None]
@@ -230,5 +235,6 @@ def knowledge_judgement(
         no_context=no_context,
         failed=failed,
         means=means,
+        cost=cost,
         verdicts=list(verdicts),
     )

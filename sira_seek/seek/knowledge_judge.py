@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 
 from sira_seek.llm.client import LLMClient
 from sira_seek.llm.errors import LLMCallError
 from sira_seek.llm.pending import gather_settled
 from sira_seek.llm.request import ChatMessage, LLMRequest
+from sira_seek.metrics.seek_answer_analyses import AnalysisCost
 from sira_seek.metrics.seek_knowledge import (
     JudgeVerdict,
     KnowledgeJudgement,
@@ -67,17 +69,21 @@ async def judge_contexts(
     """The judge's ratings of every answered result's knowledge context, averaged."""
     gate = asyncio.Semaphore(concurrency)
     rated = [r for r in results if r.ok and r.answer_context]
-    failed = 0
+    spent = {"calls": 0, "failed": 0, "prompt": 0, "completion": 0, "llm_s": 0.0}
+    started = time.perf_counter()
 
     async def one(result: SeekResult) -> JudgeVerdict | None:
-        nonlocal failed
         try:
             async with gate:
                 response = await judge.generate(judge_request(result))
         except LLMCallError as exc:
-            failed += 1
+            spent["failed"] += 1
             logger.warning("question %s: judge call failed: %s", result.id, exc)
             return None
+        spent["calls"] += 1
+        spent["prompt"] += response.usage.prompt_tokens
+        spent["completion"] += response.usage.completion_tokens
+        spent["llm_s"] += response.latency_s
         found = parse_judge_scores(response.text)
         if isinstance(found, str):
             logger.warning("question %s: malformed judge reply: %s", result.id, found)
@@ -90,7 +96,15 @@ async def judge_contexts(
         judge=spec,
         context=context_label(results),
         no_context=sum(1 for r in results if r.ok and not r.answer_context),
-        failed=failed,
+        failed=int(spent["failed"]),
+        cost=AnalysisCost(
+            llm_calls=int(spent["calls"]),
+            prompt_tokens=int(spent["prompt"]),
+            completion_tokens=int(spent["completion"]),
+            llm_seconds=round(spent["llm_s"], 3),
+            wall_seconds=round(time.perf_counter() - started, 3),
+            failed_questions=int(spent["failed"]),
+        ),
     )
 
 

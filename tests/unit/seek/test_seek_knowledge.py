@@ -221,6 +221,7 @@ def test_table3_and_the_judge_over_a_seek_run(
     bad = next(v for v in judged.verdicts if v.malformed)
     assert bad.id == "q2" and "outside 0-5" in bad.malformed and "9" in (bad.reply or "")
     assert len(judge.calls) == 3
+    assert judged.cost is not None and judged.cost.llm_calls == 3  # the malformed one cost too
     assert all("# Leland" in r.messages[0].content for r in judge.calls)  # type: ignore[index]
     out = diag.as_report()
     assert out["knowledge_split"]["conflict"]["questions"] == 1
