@@ -1,6 +1,7 @@
-"""`sira-sync --embed` as a user runs it on the shared Elasticsearch node, with the real CPU
-embedder: an index ingested without vectors gets them in place, kNN then finds a document
-by a question about it, and a re-run embeds nothing (the documents are current)."""
+"""`sira-sync --embed` as a user runs it, on each engine (Elasticsearch's ``dense_vector``,
+OpenSearch's ``knn_vector`` through the k-NN plugin), with the real CPU embedder: an index
+ingested without vectors gets them in place, kNN then finds a document by a question about it,
+and a re-run embeds nothing (the documents are current)."""
 
 from __future__ import annotations
 
@@ -28,16 +29,16 @@ DOCS = [
 
 
 @pytest.fixture
-def es_index(backends: dict[str, SearchBackend]) -> Iterator[tuple[SearchBackend, str]]:
-    backend, name = backends["elasticsearch"], f"test-embed-{uuid.uuid4().hex[:10]}"
+def unembedded_index(backend: SearchBackend) -> Iterator[tuple[SearchBackend, str]]:
+    name = f"test-embed-{uuid.uuid4().hex[:10]}"
     yield backend, name
     backend.delete_index(name)
 
 
 def test_sync_embed_adds_vectors_in_place_and_knn_finds_the_document(
-    es_index: tuple[SearchBackend, str], tmp_path: Path
+    unembedded_index: tuple[SearchBackend, str], tmp_path: Path
 ) -> None:
-    backend, index = es_index
+    backend, index = unembedded_index
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
     ingest_corpus(backend, index, corpus)  # no vectors yet
