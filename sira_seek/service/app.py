@@ -161,11 +161,26 @@ def _exact_index_schema(
             rerank["description"] += " This server has no LLM: 0 (or unset) only."
             # Nor can it run a method whose text an LLM writes (hyde, cot; the route refuses
             # them with 422): the document lists the methods it serves. SIRA is served with
-            # the body's phrases (or as BM25 with a note when it brings none).
-            method = schema["components"]["schemas"]["SearchBody"]["properties"]["method"]
+            # the body's phrases only: `method: sira` (or sira-hybrid) without `expansions` is
+            # refused (422, field expansions), so the document requires them (if/then), as the
+            # route does; an unset method without phrases is BM25.
+            body = schema["components"]["schemas"]["SearchBody"]
+            method = body["properties"]["method"]
             served = [m.name for m in METHODS.values() if m.additions != "generated"]
             method["anyOf"] = [{"type": "string", "enum": served}, {"type": "null"}]
             method["description"] += " This server has no LLM: " + ", ".join(served) + " only."
+            phrase_methods = [m.name for m in METHODS.values() if m.additions == "phrases"]
+            body["if"] = {
+                "properties": {"method": {"enum": phrase_methods}},
+                "required": ["method"],
+            }
+            body["then"] = {
+                "properties": {"expansions": {"type": "array"}},
+                "required": ["expansions"],
+            }
+            body["properties"]["expansions"]["description"] += (
+                " This server has no LLM: methods " + ", ".join(phrase_methods) + " require them."
+            )
         if not have_vectors():
             # None of the allow-listed indexes holds vectors: dense, hybrid and sira-hybrid
             # (SEEK's dense and hybrid retrievers) would be refused (422), so the document

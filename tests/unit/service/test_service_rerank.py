@@ -100,3 +100,31 @@ def test_the_schema_declares_the_bounds(llm: ScriptedLLMDouble) -> None:
     number = next(a for a in rerank["anyOf"] if a.get("type") == "integer")
     assert (number["minimum"], number["maximum"], rerank.get("default")) == (0, 100, None)
     assert "relevance to the query" in rerank["description"]
+
+
+def test_without_an_llm_the_schema_requires_phrases_for_sira_as_the_route_does() -> None:
+    """A server without an LLM cannot run SIRA on a body that brings no phrases (422, field
+    expansions): the document says so (if/then), so a body valid against it is served. Found by
+    schemathesis (seed 338075661) when the document still offered such a body."""
+    import jsonschema
+
+    with _client(None) as client:
+        schema = client.get("/openapi.json").json()
+        body_schema = {
+            **schema["components"]["schemas"]["SearchBody"],
+            "components": schema["components"],
+        }
+        validator = jsonschema.Draft202012Validator(body_schema)
+        bare = {"index": "idx", "query": "Fritz Lang film", "method": "sira"}
+        refused = client.post("/search", json=bare)
+        assert refused.status_code == 422 and "expansions" in refused.json()["detail"]
+        assert not validator.is_valid(bare)
+        for body in (
+            {**bare, "expansions": []},
+            {**bare, "method": None},
+            {**bare, "method": "bm25"},
+        ):
+            assert validator.is_valid(body), body
+            assert client.post("/search", json=body).status_code == 200, body
+    with _client(LLM) as client:  # with an LLM the phrases may come from it: no condition
+        assert "if" not in client.get("/openapi.json").json()["components"]["schemas"]["SearchBody"]
