@@ -17,7 +17,14 @@ from sira_seek.fields import TEXT, TITLE
 from sira_seek.llm.pending import PendingRequests
 from sira_seek.metrics.retrieval import Run, evaluate_run
 
-from .expansions import LLMCall, QueryExpander, QueryInput
+from .expansions import (
+    LLM_DOWN_KINDS,
+    REPORTED_IN_RESULT,
+    LLMCall,
+    QueryExpander,
+    QueryInput,
+    llm_label,
+)
 from .index_profile import read_index_profile
 from .rerank import LLMReranker, run_scores, unusable_note
 from .results import SiraHit, SiraResult
@@ -187,6 +194,9 @@ def rerank_run(
 
     ``on_progress(1)`` after each query. ``stop_when_down``: an LLM that is not there stops
     the run at the first query (``LLMDownError``) instead of leaving every list in BM25 order.
+    Without it (a fallback run) a query whose every call found the LLM not there opens a
+    circuit: the later queries keep their order without calling it (one query's retries, not
+    one per query, as the expansions' ``FailurePolicy``), and a note says so.
     """
     out: Run = {qid: dict(ranked) for qid, ranked in run.items()}
     ms: dict[str, float] = {}
@@ -194,10 +204,15 @@ def rerank_run(
     calls: list[LLMCall] = []
     todo = [q for q in queries if run.get(q.id)]
     waiting = PendingRequests()  # offline batch rounds: every query's calls in one round
+    circuit: list[str] = []  # the down call's error, once a query found the LLM not there
     for start in range(0, len(todo), batch):
         part = todo[start : start + batch]
+        if circuit:
+            break
         docs = fetch_documents(backend, index, {q.id: list(run[q.id])[:top_n] for q in part})
         for query in part:
+            if circuit:
+                break
             hits = [
                 SiraHit(id=doc_id, score=score, bm25_rank=rank)
                 for rank, (doc_id, score) in enumerate(run[query.id].items(), start=1)
@@ -212,12 +227,26 @@ def rerank_run(
                 calls += done.calls
                 if on_progress is not None:
                     on_progress(1)
+                if done.calls and all(c.error_kind in LLM_DOWN_KINDS for c in done.calls):
+                    circuit.append(llm_label(done.calls[0].error or ""))
     waiting.raise_if_any()
-    note = unusable_note(calls)
-    if note is not None:
-        logger.warning("%s (%s)", note, index)
+    notes = [n for n in (unusable_note(calls), _circuit_note(circuit, len(ms), len(todo))) if n]
+    for note in notes:  # the run's notes carry them: logged once, not said twice
+        logger.warning("%s (%s)", note, index, extra=REPORTED_IN_RESULT)
+    if on_progress is not None and len(ms) < len(todo):
+        on_progress(len(todo) - len(ms))
     unusable = sum(1 for c in calls if c.error)
-    return RerankedRun(out, ms, tokens, [note] if note else [], len(calls), unusable)
+    return RerankedRun(out, ms, tokens, notes, len(calls), unusable)
+
+
+def _circuit_note(circuit: list[str], reranked: int, queries: int) -> str | None:
+    """What the rerank's circuit did, when it opened before the last query."""
+    if not circuit or reranked >= queries:
+        return None
+    return (
+        f"rerank: the LLM was not there at query {reranked} ({circuit[0]}); the remaining "
+        f"{queries - reranked} queries kept their order without calling it"
+    )
 
 
 def evaluate_enrichment(

@@ -75,9 +75,8 @@ def _evaluate(recorded: bool, tmp_path: Path, **values: Any) -> Any:
         qrels=QRELS,
         method="sira",
         llm=SPEC,
-        rerank=0,
         **extra,
-        **values,
+        **{"rerank": 0, **values},  # rerank=None: SIRA's default depth
     )
     return evaluate_retrieval(InMemoryBackend(DOCS), request)
 
@@ -210,6 +209,25 @@ def test_fallback_with_the_llm_down_calls_it_once_not_once_per_query(
     assert "s3cret-pw" not in note
 
 
+@pytest.mark.parametrize("recorded", [False, True], ids=["batched", "recorded"])
+def test_fallback_with_the_llm_down_reranks_one_query_not_every_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recorded: bool
+) -> None:
+    """SIRA's default rerank in a fallback run: the first query's rerank calls find the LLM
+    absent and open the rerank's circuit, so the other queries keep BM25 order uncalled (found
+    on wikimh: 20 queries, 200 rerank calls to a dead server after the expansions' circuit)."""
+    q1_hits = search(InMemoryBackend(DOCS), SearchRequest.build(query=QUERIES[0].text, index="idx"))
+    llm = use_llm_double(monkeypatch, ScriptedLLMDouble(default=_down()))
+    done = _evaluate(recorded, tmp_path, on_llm_failure="fallback", rerank=None)
+    assert len(llm.calls) == 1 + len(q1_hits.hits) > 2  # the probe, then q1's rerank calls only
+    assert done.metrics["rerank"] == 10 and done.metrics["fallbacks"] == 4
+    plain = _evaluate(recorded, tmp_path, on_llm_failure="fallback", rerank=0)
+    assert done.metrics["ndcg@10"] == plain.metrics["ndcg@10"]  # every list kept its order
+    (note,) = [n for n in done.notes if n.startswith("rerank: the LLM was not there")]
+    assert "at query 1" in note and "the remaining 3 queries kept their order" in note
+    assert "s3cret-pw" not in note
+
+
 def test_an_llm_dying_mid_run_opens_the_circuit_after_its_chunk(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -294,4 +312,5 @@ def test_the_cli_says_a_fallback_once_not_as_a_warning_and_a_note(
         "cannot reach the LLM server at http://***@llm.test:8000/v1/chat/completions); the "
         "remaining 3 queries ran as BM25 without calling it"
     ]
-    assert sum("not there at query 1" in line for line in lines) == 1
+    assert sum("not there at query 1" in line for line in lines) == 2  # expansions, rerank
+    assert sum("rerank: the LLM was not there" in line for line in lines) == 1
