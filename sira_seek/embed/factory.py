@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from sira_seek.embed.base import Embedder
+from sira_seek.embed.batch import BatchEmbedderNotLiveError
 from sira_seek.embed.spec import CpuEmbedderSpec, EmbedderSpec, parse_embedder_spec
 from sira_seek.llm.settings import LLMSettings
+from sira_seek.llm.spec import BatchBackendSpec
 
 
 def make_embedder(
@@ -14,8 +16,12 @@ def make_embedder(
 
     ``settings`` are the LLM's (API key, timeouts, retries: ``SIRA_SEEK_LLM_*``), used by
     ``openai:`` embedders; nothing is loaded or asked until the first texts are embedded.
+    A ``batch:DIR#MODEL`` spec is refused (``BatchEmbedderNotLiveError``, naming the live
+    spec of the same model): only ``sira-sync --embed`` takes it, without making an embedder.
     """
     parsed = spec if spec is not None and not isinstance(spec, str) else parse_embedder_spec(spec)
+    if isinstance(parsed, BatchBackendSpec):
+        raise BatchEmbedderNotLiveError.for_spec(parsed)
     if isinstance(parsed, CpuEmbedderSpec):
         from sira_seek.embed.cpu import CpuEmbedder
 

@@ -5,9 +5,14 @@ Forms::
     cpu                                          the embedded CPU default (PyPI packages alone)
     openai:http://host:8000/v1#MODEL             any OpenAI-compatible /v1/embeddings: vLLM,
                                                  TEI, OpenAI; several URLs (a,b) round-robin
+    batch:DIR#MODEL                              offline: ``sira-sync --embed`` writes the
+                                                 requests as an OpenAI Batch file in DIR and
+                                                 imports the batch job's output (``batch``)
 
 The model after ``#`` may be left out for ``openai:``; it is then read from ``/v1/models`` (as
 for an LLM spec: the endpoint part is parsed by ``sira_seek.llm.spec``, one grammar for both).
+``batch:`` is parsed here but ``make_embedder`` refuses it: it embeds nothing live, so a query
+or an ingest cannot use it.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sira_seek.input_errors import InputError
-from sira_seek.llm.spec import OpenAIBackendSpec, parse_backend_spec
+from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec, parse_backend_spec
 from sira_seek.redaction import Redactor
 
 CPU_ALIASES = frozenset({"cpu", "default", "all-minilm-l6-v2", "cpu:all-minilm-l6-v2"})
-FORMS = "cpu (the embedded default) or openai:http://host:8000/v1#MODEL"
+FORMS = (
+    "cpu (the embedded default), openai:http://host:8000/v1#MODEL or batch:DIR#MODEL "
+    "(sira-sync --embed only)"
+)
 
 
 class EmbedderSpecError(InputError):
@@ -39,7 +47,7 @@ class CpuEmbedderSpec(BaseModel):
         return "cpu"
 
 
-EmbedderSpec = CpuEmbedderSpec | OpenAIBackendSpec
+EmbedderSpec = CpuEmbedderSpec | OpenAIBackendSpec | BatchBackendSpec
 
 
 def parse_embedder_spec(spec: str | None) -> EmbedderSpec:
@@ -50,7 +58,7 @@ def parse_embedder_spec(spec: str | None) -> EmbedderSpec:
         return CpuEmbedderSpec()
     scheme = text.partition(":")[0].lower()
     shown = Redactor.configured(llm=text, environ={})(text)
-    if scheme != "openai":
+    if scheme not in ("openai", "batch"):
         raise EmbedderSpecError(f"unknown embedder {shown!r}; use {FORMS}")
     try:
         parsed = parse_backend_spec(text)
@@ -62,5 +70,5 @@ def parse_embedder_spec(spec: str | None) -> EmbedderSpec:
         )
         detail = Redactor.configured(llm=text, environ={})(message)
         raise EmbedderSpecError(f"embedder {shown!r} is not {FORMS}: {detail}") from exc
-    assert isinstance(parsed, OpenAIBackendSpec)
+    assert isinstance(parsed, OpenAIBackendSpec | BatchBackendSpec)
     return parsed

@@ -16,8 +16,9 @@ The index must be able to take a vector field: on OpenSearch ``index.knn`` is a 
 are recorded as ``ingest --embed`` records them (``sira.dense.record_embedder``), and an index
 embedded with another model is refused (``EmbedderMismatchError``).
 
-No provider batch API is used: the CPU default has none, and an ``openai:`` server is asked 64
-texts per request (``embed.openai``); OpenAI's asynchronous batch endpoint is not wired.
+The CPU default and an ``openai:`` server (64 texts per request, ``embed.openai``) embed as
+the run goes; ``--embedder batch:DIR#MODEL`` writes the requests of a provider's batch API and
+imports its output instead (``embed_batch``, which reuses this runner's scan and writes).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from .slicing import SliceSpec
 from .source_text import _as_text, field_value, source_hash
 
 if TYPE_CHECKING:
-    from sira_seek.embed import Embedder
+    from sira_seek.embed import Embedder, Similarity
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,21 @@ class EmbeddingRecord(BaseModel):
     embedded_at: str | None = None
 
 
+class BatchRoundReport(BaseModel):
+    """An offline batch run's files: vectors imported from the outputs, requests written."""
+
+    directory: str
+    imported: int = Field(description="Vectors written from the folder's outputs.")
+    requested: int = Field(description="Requests written to the next round's file.")
+    requests_file: str | None = None
+    output_file: str | None = Field(default=None, description="Where its output must go.")
+    left_for_later: int = Field(
+        default=0, description="Documents past a round's request limit: asked in a later one."
+    )
+    bad_lines: int = Field(default=0, description="Malformed output lines, skipped.")
+    bad_line_samples: list[str] = Field(default_factory=list)
+
+
 class EmbedReport(BaseModel):
     """What one ``sira-sync --embed`` run read and wrote."""
 
@@ -94,6 +110,9 @@ class EmbedReport(BaseModel):
     docs_per_s: float = Field(description="Documents read per second by this run.")
     counts: RunCounts = Field(description="'enriched' counts the documents embedded.")
     write_error_samples: list[str] = Field(default_factory=list)
+    batch: BatchRoundReport | None = Field(
+        default=None, description="--embedder batch:DIR#MODEL: what this run read and wrote."
+    )
 
 
 def embed_text(source: Mapping[str, Any] | None, fields: Sequence[str]) -> str:
@@ -109,12 +128,23 @@ def prepare_index(
 ) -> None:
     """Refuse an index that cannot hold (or compare with) this embedder's vectors; unless
     ``dry_run``, add the vector field and the record's mapping and record the embedder."""
-    from sira_seek.sira.dense import check_embedder, read_index_embedding, record_embedder
+    from sira_seek.sira.dense import check_embedder, read_index_embedding
 
+    check_vector_index(backend, index, embedder.dimensions, embedder.similarity)
+    check_embedder(read_index_embedding(backend, index), embedder, index)
+    if not dry_run:
+        record_vectors(backend, index, embedder)
+
+
+def check_vector_index(
+    backend: SearchBackend, index: str, dimensions: int, similarity: Similarity
+) -> None:
+    """Refuse an index that does not exist, an engine without vectors, and an index created
+    without the static settings a vector field needs (``IndexNeedsVectorSettingsError``)."""
     needed = backend.vector_index_settings()
     if not backend.index_exists(index):
         raise InputError(f"index {index!r} does not exist: ingest it first")
-    backend.vector_mapping(embedder.dimensions, embedder.similarity)  # no vectors: refused here
+    backend.vector_mapping(dimensions, similarity)  # no vectors: refused here
     for name, settings in backend.index_settings(index).items():
         missing = {
             k: v for k, v in needed.items() if str(settings.get(k)).lower() != str(v).lower()
@@ -128,9 +158,13 @@ def prepare_index(
                 f"that one: sira-sync migrate --index {index} --into {name}-vectors "
                 f"[--alias ALIAS], then sira-sync --index {name}-vectors --embed"
             )
-    check_embedder(read_index_embedding(backend, index), embedder, index)
-    if dry_run:
-        return
+
+
+def record_vectors(backend: SearchBackend, index: str, embedder: Embedder) -> None:
+    """The vector field and the embedder in the index mapping (``sira.dense``), and the
+    mapping of the per-document record."""
+    from sira_seek.sira.dense import record_embedder
+
     record_embedder(backend, index, embedder)
     for name in backend.index_settings(index):
         backend.put_mapping(name, {EMBED_META: EMBED_META_MAPPING})
@@ -192,7 +226,7 @@ class EmbedRunner:
 
     def run(self) -> EmbedReport:
         started = time.perf_counter()
-        prepare_index(self.backend, self.index, self.embedder, dry_run=self.dry_run)
+        self._prepare()
         checkpoint, resumed = self._checkpoint()
         self.counts = RunCounts(**checkpoint.counts) if resumed else RunCounts()
         seen_before = self.counts.seen
@@ -245,6 +279,17 @@ class EmbedRunner:
             write_error_samples=self.write_error_samples,
         )
 
+    def _prepare(self) -> None:
+        prepare_index(self.backend, self.index, self.embedder, dry_run=self.dry_run)
+
+    def _vectors(
+        self, hits: list[SearchHit], texts: Mapping[str, str]
+    ) -> list[tuple[SearchHit, list[float]]]:
+        """The vector of each of ``hits`` that has one now (all of them, here: the embedder
+        is asked; a batch run's only those its outputs hold)."""
+        vectors = self.embedder.embed_documents([texts[h.id] for h in hits])
+        return list(zip(hits, vectors, strict=True))
+
     def _checkpoint(self) -> tuple[Checkpoint, bool]:
         fresh = Checkpoint(
             index=self.index, slice=self.slice, fields=self.fields, fingerprint=self.fingerprint
@@ -282,7 +327,10 @@ class EmbedRunner:
         hits = [h for h in hits if texts[h.id]]
         if not hits:
             return
-        vectors = self.embedder.embed_documents([texts[h.id] for h in hits])
+        found = self._vectors(hits, texts)
+        hits = [hit for hit, _ in found]
+        if not hits:
+            return
         now = utc_now_ms()
         updates = [
             PartialUpdate(
@@ -298,7 +346,7 @@ class EmbedRunner:
                 if_seq_no=hit.seq_no,
                 if_primary_term=hit.primary_term,
             )
-            for hit, vector in zip(hits, vectors, strict=True)
+            for hit, vector in found
         ]
         result = self.backend.bulk_partial_update(self.index, updates)
         errors = {e.id: e for e in result.errors}

@@ -2,7 +2,10 @@
 
 The run itself is ``sync.embed_runner.EmbedRunner``; this workflow checks the request before
 any request reaches the cluster (the index name, the slice, the embedder spec), builds the
-embedder and closes it when the run ends, so the CLI and the library share one path.
+embedder and closes it when the run ends, so the CLI and the library share one path. A
+``batch:DIR#MODEL`` spec makes no embedder: ``sync.embed_batch.BatchEmbedRunner`` imports the
+batch job's vectors and writes the requests still missing, and raises ``WaitingForEmbeddings``
+(a ``WaitingForBatch``: exit 75 on the command line) while any are.
 """
 
 from __future__ import annotations
@@ -35,15 +38,31 @@ def embed_index(
 ) -> EmbedReport:
     """Give every document of ``index`` (of the slice) whose vector is missing or stale one.
 
-    ``embedder_spec``: ``cpu`` (None: the CPU default) or ``openai:URL#MODEL``; the index's
-    recorded embedder must be the same model."""
-    from sira_seek.embed import make_embedder
+    ``embedder_spec``: ``cpu`` (None: the CPU default), ``openai:URL#MODEL`` or
+    ``batch:DIR#MODEL``; the index's recorded embedder must be the same model."""
+    from sira_seek.embed import make_embedder, parse_embedder_spec
+    from sira_seek.llm.spec import BatchBackendSpec
 
     validation.index_name(index)
     slice_spec = SliceSpec.parse(slice)
     overrides: dict[str, Any] = {"fields": fields, "page_size": page_size, "state_dir": state_dir}
     settings = SyncSettings(**{k: v for k, v in overrides.items() if v is not None})
-    embedder = make_embedder(embedder_spec)
+    spec = parse_embedder_spec(embedder_spec)
+    if isinstance(spec, BatchBackendSpec):
+        from sira_seek.sync.embed_batch import BatchEmbedRunner
+
+        batch = BatchEmbedRunner(
+            backend,
+            index,
+            spec,
+            settings,
+            slice_spec=slice_spec,
+            dry_run=dry_run,
+            resume=resume,
+            on_page=on_page,
+        )
+        return batch.run()
+    embedder = make_embedder(spec)
     try:
         runner = EmbedRunner(
             backend,
