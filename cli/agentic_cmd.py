@@ -28,14 +28,13 @@ from .options import (
     CLUSTER_KEYS,
     LazyBackend,
     cluster_options,
-    echo_lines,
     friendly_errors,
     json_option,
     no_progress_option,
     show_progress,
     strict_option,
 )
-from .progress import progress_bar
+from .progress import WorkflowProgress
 
 
 @click.command("agentic")
@@ -138,25 +137,9 @@ def eval_agentic(
     request = AgenticEvaluationRequest.build(
         questions=qa_path, llm=llm_spec, use_cache=False if no_cache else None, **options
     )
-    bars: list[Any] = []
-
-    def start(total: int) -> None:
-        enabled = show_progress(no_progress=no_progress, as_json=as_json)
-        bars.append(
-            progress_bar(desc="eval agentic", total=total, unit="question", enabled=enabled)
-        )
-
-    try:
-        done = evaluate_agentic(
-            LazyBackend(cluster),
-            request,
-            on_start=start,
-            on_progress=lambda n: bars[0].update(n),
-            on_skipped=echo_lines,
-        )
-    finally:
-        for bar in bars:
-            bar.close()
+    enabled = show_progress(no_progress=no_progress, as_json=as_json)
+    with WorkflowProgress(desc="eval agentic", unit="question", enabled=enabled) as progress:
+        done = evaluate_agentic(LazyBackend(cluster), request, progress=progress)
     _render(done, as_json)
 
 

@@ -37,7 +37,7 @@ from .options import (
     no_progress_option,
     show_progress,
 )
-from .progress import QuestionBar, StatusLine, count_lines, progress_bar
+from .progress import StatusLine, WorkflowProgress
 
 CPU_SPEC = "llamacpp:gemma3-270m"
 DEFAULT_CPU_QUESTIONS = 10
@@ -196,7 +196,9 @@ class _DemoRun:
     ) -> None:
         """One recorded run (the evaluation workflow's), added to ``records``."""
         # The bar counts queries; for a live LLM each step is one expansion, the slow part.
-        with progress_bar(desc=name, total=len(subset), unit="query", enabled=self.progress) as bar:
+        with WorkflowProgress(
+            desc=name, unit="query", enabled=self.progress, total=len(subset)
+        ) as bar:
             self.records.append(
                 recorded_run(
                     self.backend,
@@ -206,7 +208,7 @@ class _DemoRun:
                     method=method,
                     expander=expander,
                     name=name,
-                    on_progress=bar.update,
+                    progress=bar,
                 )
             )
 
@@ -228,13 +230,9 @@ def _ingest(demo_run: _DemoRun) -> IngestReport:
     """Step 2: wikimh's corpus into the index (unchanged documents are skipped)."""
     data, index = demo_run.data, demo_run.index
     click.echo(f"[2/4] ingesting {data} into {index} ...", err=True)
-    with progress_bar(
-        desc="ingest",
-        total=count_lines(data / "corpus.jsonl"),
-        unit="doc",
-        enabled=demo_run.progress,
-    ) as bar:
-        report = ingest_corpus(demo_run.backend, index, data, on_progress=bar.update)
+    with WorkflowProgress(desc="ingest", unit="doc", enabled=demo_run.progress) as bar:
+        shown = bar if demo_run.progress else None
+        report = ingest_corpus(demo_run.backend, index, data, progress=shown)
     click.echo(
         f"      {report.written} written, {report.unchanged} unchanged, "
         f"{len(report.bad_records)} bad records",
@@ -473,14 +471,9 @@ def _seek_answers(demo_run: _DemoRun, llm_spec: str, limit: int) -> list[dict[st
         concurrency=2,
     )
     progress = demo_run.progress
-    # Sized to --seek-questions from the start; on_start resizes it if the file holds fewer.
-    with QuestionBar(desc="SEEK", total=limit, enabled=progress) as bar:
-        done = evaluate_qa(
-            demo_run.backend,
-            request,
-            on_start=bar.start if progress else None,
-            on_result=bar.result if progress else None,
-        )
+    # Sized to --seek-questions from the start; the workflow resizes it if the file holds fewer.
+    with WorkflowProgress(desc="SEEK", unit="question", enabled=progress, total=limit) as bar:
+        done = evaluate_qa(demo_run.backend, request, progress=bar)
     return [
         {
             "question": result.question,

@@ -21,14 +21,13 @@ from .options import (
     CLUSTER_KEYS,
     LazyBackend,
     cluster_options,
-    echo_lines,
     friendly_errors,
     json_option,
     no_progress_option,
     show_progress,
     strict_option,
 )
-from .progress import progress_bar
+from .progress import WorkflowProgress
 from .search_cmd import method_option, rerank_option, sira_options, vector_knobs
 
 
@@ -105,25 +104,11 @@ def eval_retrieval(
         **vector_knobs(options),
         **options,
     )
-    bars: list[Any] = []
-
-    def start(total: int, one_by_one: bool) -> None:
-        # A bar where queries go one by one (SIRA's LLM calls, a recorded run); the batched
-        # BM25 run takes a few requests in all.
-        enabled = show_progress(no_progress=no_progress, as_json=as_json) and one_by_one
-        bars.append(progress_bar(desc=request.run_name, total=total, unit="query", enabled=enabled))
-
-    try:
-        result = evaluate_retrieval(
-            LazyBackend(cluster),
-            request,
-            on_start=start,
-            on_progress=lambda n: bars[0].update(n),
-            on_skipped=echo_lines,
-        )
-    finally:
-        for bar in bars:
-            bar.close()
+    enabled = show_progress(no_progress=no_progress, as_json=as_json)
+    # The workflow sizes the bar only where queries go one by one (an LLM per query, a
+    # recorded run); the batched BM25 run takes a few requests in all.
+    with WorkflowProgress(desc=request.run_name, unit="query", enabled=enabled) as progress:
+        result = evaluate_retrieval(LazyBackend(cluster), request, progress=progress)
     _render_retrieval(result, as_json)
 
 
@@ -158,7 +143,8 @@ def eval_enrichment(as_json: bool, **options: Any) -> None:
     method = "sira" if (llm or options["expansions"]) else "bm25"
     policy = {**options.pop("on_llm_failure"), **vector_knobs(options)}
     request = RetrievalEvaluationRequest.build(method=method, llm=llm, **policy, **options)
-    done = evaluate_enrichment(LazyBackend(cluster), request, on_skipped=echo_lines)
+    skipped = WorkflowProgress(desc="eval enrichment", unit="query", enabled=False)
+    done = evaluate_enrichment(LazyBackend(cluster), request, progress=skipped)
     _render_enrichment(done, as_json)
 
 

@@ -28,14 +28,13 @@ from .options import (
     CLUSTER_KEYS,
     LazyBackend,
     cluster_options,
-    echo_lines,
     friendly_errors,
     json_option,
     no_progress_option,
     show_progress,
     strict_option,
 )
-from .progress import QuestionBar
+from .progress import WorkflowProgress
 from .qa_score import format_table, qa_json
 from .seek_options import SeekChoices, index_option, seek_options
 
@@ -177,16 +176,10 @@ def eval_qa(
         **options,
     )
     progress = show_progress(no_progress=no_progress or quiet, as_json=as_json)
-    with QuestionBar(desc="eval qa", total=None, enabled=progress) as bar:
+    with WorkflowProgress(desc="eval qa", unit="question", enabled=progress) as bar:
         # The bar (rate, ETA, failed=N) replaces a line per question; failures still get
         # their own line above it.
-        done = evaluate_qa(
-            LazyBackend(cluster),
-            request,
-            on_start=bar.start if progress else None,
-            on_result=bar.result if progress else None,
-            on_skipped=echo_lines,
-        )
+        done = evaluate_qa(LazyBackend(cluster), request, progress=bar)
     _render(done, as_json)
 
 

@@ -25,7 +25,7 @@ from .options import (
     no_progress_option,
     show_progress,
 )
-from .progress import count_lines, progress_bar
+from .progress import WorkflowProgress
 
 
 @click.command()
@@ -95,14 +95,7 @@ def ingest(
     if recreate:  # refused or done before the progress bar shows
         delete_for_recreate(backend, index)
     progress = show_progress(no_progress=no_progress, as_json=as_json)
-    # The file's line count gives the bar a total, hence an ETA (blank or bad lines are never
-    # sent, so a file with some ends short of 100%).
-    with progress_bar(
-        desc=f"ingest {index}",
-        total=count_lines(corpus_file(path)) if progress else None,
-        unit="doc",
-        enabled=progress,
-    ) as bar:
+    with WorkflowProgress(desc=f"ingest {index}", unit="doc", enabled=progress) as bar:
         try:
             report = ingest_corpus(
                 backend,
@@ -110,7 +103,7 @@ def ingest(
                 path,
                 shards=shards,
                 replicas=replicas,
-                on_progress=bar.update,
+                progress=bar if progress else None,  # no line count when nothing shows
                 embedder=embedder,
             )
         finally:

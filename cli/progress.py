@@ -1,9 +1,10 @@
 """Progress on stderr for the commands, one convention for all: bars on a terminal, a few
 plain lines otherwise.
 
-The library never prints; it reports through callbacks (``on_progress``, ``on_done``,
-``on_start``/``on_result``, ``on_status``) and these helpers draw them. Every display is off
-under ``--no-progress`` / ``SIRA_SEEK_NO_PROGRESS=1`` and ``--json`` (see
+The library never prints: a workflow reports through the one ``Progress`` protocol
+(``sira_seek.workflows.progress``), which ``WorkflowProgress`` draws for every command; the
+node and installer waits report ``on_status`` messages, which ``StatusLine`` draws. Every
+display is off under ``--no-progress`` / ``SIRA_SEEK_NO_PROGRESS=1`` and ``--json`` (see
 ``options.show_progress``). When stderr is a terminal they are tqdm bars (rate, ETA) and
 status lines rewritten in place. When it is not (a log file, a pipe, CI), redraws would
 fill it with one line per refresh (``node up`` wrote about 30 for a 7-second start), so
@@ -16,14 +17,11 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, TextIO
 
 from tqdm import tqdm
-
-from sira_seek.seek.results import SeekResult
 
 SMOOTHING = 0.1
 """Less jumpy rates than tqdm's 0.3: LLM calls vary a lot in length (a long answer, a cache
@@ -232,34 +230,91 @@ def _phase(message: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "#", message)
 
 
-class QuestionBar:
-    """A bar over questions answered (``eval qa``, the demo's SEEK step) that still reports
-    every failure: a failed question prints its own line above the bar, and the bar counts
-    them (``failed=N``)."""
+class WorkflowProgress:
+    """The one display of a workflow's ``Progress`` (``sira_seek.workflows.progress``), for
+    every command: a ``progress_bar`` made at ``start`` (``total`` items, ``resumed`` of them
+    done before, so the rate and ETA count only this run's), moved by ``advance``. A failed
+    item prints its own line above the bar, which counts them (``failed=N``); ``figures``
+    show beside the count. Notes (bad lines skipped, notices) are written even when the bar
+    is off (``--no-progress``, ``--json``): they are about the input, not the progress.
 
-    def __init__(self, *, desc: str, total: int | None, enabled: bool) -> None:
-        self.bar = progress_bar(desc=desc, total=total, unit="question", enabled=enabled)
-        self.failed = 0
+    ``total`` given here sizes the bar before the workflow does (the demo's question limit);
+    the workflow's ``start`` resizes it."""
 
-    def start(self, to_ask: int, resumed: int) -> None:
-        """``run_questions``' ``on_start``: size the bar to the questions still to ask, so
-        the rate and ETA do not count the ones a checkpoint already holds."""
-        self.bar.reset(total=to_ask)
-        if resumed:
-            self.bar.set_postfix(resumed=resumed, failed=self.failed)
+    def __init__(
+        self,
+        *,
+        desc: str,
+        unit: str,
+        enabled: bool,
+        total: int | None = None,
+        stream: TextIO | None = None,
+    ) -> None:
+        self.desc, self.unit, self.enabled, self.stream = desc, unit, enabled, stream
+        self.bar: Any = None
+        self.failed = self.resumed = 0
+        self.figures: dict[str, Any] = {}
+        if total is not None:
+            self.start(total)
 
-    def result(self, result: SeekResult) -> None:
-        """``run_questions``' ``on_result``: one step; a failure also gets its own line."""
-        if result.error:
+    def start(self, total: int | None, *, resumed: int = 0) -> None:
+        self.resumed = resumed
+        if self.bar is not None and not self.bar.n and not resumed:
+            self.bar.reset(total=total)  # the provisional total, corrected: still one display
+            return
+        if self.bar is not None:
+            self.bar.close()
+        self.bar = progress_bar(
+            desc=self.desc,
+            total=total,
+            unit=self.unit,
+            enabled=self.enabled,
+            stream=self.stream,
+            initial=resumed,
+        )
+        self._postfix()
+
+    def advance(
+        self,
+        n: int = 1,
+        *,
+        failure: str | None = None,
+        figures: Mapping[str, Any] | None = None,
+    ) -> None:
+        if self.bar is None:
+            self.start(None)
+        if figures:
+            self.figures.update(figures)
+        if failure is not None:
             self.failed += 1
-            self.bar.write(
-                f"[{result.id}] FAILED: {result.error}",
-                file=sys.stderr,
-            )
-            self.bar.set_postfix(failed=self.failed, refresh=False)
-        self.bar.update(1)
+            if self.enabled:
+                self.bar.write(failure, file=self._out())
+        if failure is not None or figures:
+            self._postfix()
+        self.bar.update(n)
 
-    def __enter__(self) -> QuestionBar:
+    def note(self, message: str) -> None:
+        if self.enabled and self.bar is not None:
+            self.bar.write(message, file=self._out())
+        else:
+            out = self._out()
+            out.write(message + "\n")
+            out.flush()
+
+    def _out(self) -> TextIO:
+        return sys.stderr if self.stream is None else self.stream
+
+    def _postfix(self) -> None:
+        shown = {"resumed": self.resumed} if self.resumed else {}
+        shown |= {"failed": self.failed} if self.failed else {}
+        if shown or self.figures:
+            self.bar.set_postfix(refresh=False, **shown, **self.figures)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> WorkflowProgress:
         return self
 
     def __exit__(
@@ -268,18 +323,4 @@ class QuestionBar:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.bar.close()
-
-
-def count_lines(path: Path) -> int | None:
-    """Lines in ``path`` (a corpus or query file), read as raw bytes in blocks: a quick pre-pass
-    that gives an ingest bar its total, hence an ETA. ``None`` when the file cannot be read."""
-    try:
-        with path.open("rb") as handle:
-            count, last = 0, b"\n"
-            while block := handle.read(1 << 20):
-                count += block.count(b"\n")
-                last = block[-1:]
-            return count + (last != b"\n")
-    except OSError:
-        return None
+        self.close()

@@ -10,32 +10,27 @@ sira-sync --index NAME --from-batch-output out.jsonl           apply the batch's
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from sira_seek.backend import SearchBackend
 from sira_seek.redaction import write_masked_text
 from sira_seek.sync.run_report import RunReport
-from sira_seek.workflows.enrich import EnrichRequest, Prepared, enrich
+from sira_seek.workflows.enrich import EnrichRequest, enrich
 from sira_seek.workflows.enrich import estimate as estimate_enrichment
 from sira_seek.workflows.failures import MappingConflictError
+from sira_seek.workflows.progress import PageProgress
 from sira_seek.workflows.sync_runs import (
     CORPUS_TASKS,
     EmbedReport,
     PromptStyle,
-    RunCounts,
-    RunStateStore,
     SliceSpec,
     SyncSettings,
     check_migration_names,
     export_requests,
     index_sync_status,
     migrate_index,
-    processed_by_run_query,
 )
 
 from .envvars import SYNC_PREFIX, assign_envvars
@@ -52,7 +47,7 @@ from .options import (
     prompt_style_option,
     show_progress,
 )
-from .progress import progress_bar
+from .progress import WorkflowProgress, progress_bar
 
 
 class _RunByDefault(DebuggableGroup):
@@ -83,31 +78,6 @@ def main() -> None:
 
 def _sync_settings(**overrides: Any) -> SyncSettings:
     return SyncSettings(**{k: v for k, v in overrides.items() if v is not None})
-
-
-class _ProgressBar:
-    """Progress over scanned documents (``progress_bar``: a bar on a terminal, plain lines
-    elsewhere), with enriched/failed counts and LLM tokens/s."""
-
-    def __init__(self, total: int, *, disable: bool, desc: str, initial: int = 0) -> None:
-        self.bar = progress_bar(
-            desc=desc, total=total, unit="doc", enabled=not disable, initial=initial
-        )
-        self.started = time.perf_counter()
-
-    def __call__(self, scanned: int, counts: RunCounts) -> None:
-        elapsed = max(time.perf_counter() - self.started, 1e-6)
-        tokens = counts.prompt_tokens + counts.completion_tokens
-        self.bar.set_postfix(
-            enriched=counts.enriched,
-            failed=counts.failed,
-            tok_s=f"{tokens / elapsed:.0f}",
-            refresh=False,
-        )
-        self.bar.update(scanned)
-
-    def close(self) -> None:
-        self.bar.close()
 
 
 def _summary(report: RunReport) -> str:
@@ -237,12 +207,17 @@ def run_cmd(
     )
     backend = LazyBackend(cluster)
     if estimate:
-        result = estimate_enrichment(backend, request, sample=sample, notice=_stderr)
+        notices = WorkflowProgress(desc="sira-sync --estimate", unit="doc", enabled=False)
+        result = estimate_enrichment(backend, request, sample=sample, progress=notices)
         click.echo(json.dumps(result.model_dump(), indent=2) if as_json else result.describe())
         return
-    quiet = not show_progress(no_progress=no_progress, as_json=as_json)
-    progress = _progress(index, quiet=quiet, resume=request.resume)
-    report = enrich(backend, request, on_start=progress, notice=_stderr)
+    # The workflow sizes the bar (started where a resumed run left off) and moves it per page.
+    with WorkflowProgress(
+        desc=f"sira-sync {index} {SliceSpec.parse(request.slice)}",
+        unit="doc",
+        enabled=show_progress(no_progress=no_progress, as_json=as_json),
+    ) as progress:
+        report = enrich(backend, request, progress=progress)
     _render_report(report, report_path, as_json)
 
 
@@ -281,12 +256,12 @@ def _embed_run(
     cluster = {k: kw.pop(k) for k in list(kw) if k in CLUSTER_KEYS}
     backend = backend_from_options(cluster)
     total = backend.count(index) if backend.index_exists(index) else 0
-    bar = _ProgressBar(
-        total,
-        disable=not show_progress(no_progress=no_progress, as_json=as_json),
+    with WorkflowProgress(
         desc=f"sira-sync --embed {index}",
-    )
-    try:
+        unit="doc",
+        enabled=show_progress(no_progress=no_progress, as_json=as_json),
+        total=total,
+    ) as bar:
         report = embed_index(
             backend,
             index,
@@ -297,10 +272,8 @@ def _embed_run(
             dry_run=kw["dry_run"],
             page_size=kw["page_size"],
             state_dir=kw["state_dir"],
-            on_page=bar,
+            on_page=PageProgress(bar),
         )
-    finally:
-        bar.close()
     _render_embed_report(report, report_path, as_json)
 
 
@@ -328,33 +301,6 @@ def _render_embed_report(report: EmbedReport, report_path: Path | None, as_json:
             f"{c.write_errors} documents were not written; the next run retries them.", err=True
         )
         raise SystemExit(ExitCode.PARTIAL_FAILURE)
-
-
-def _stderr(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def _progress(
-    index: str, *, quiet: bool, resume: bool
-) -> Callable[[SearchBackend, Prepared], Callable[[int, RunCounts], None]]:
-    """A progress bar over the scanned documents, started where a resumed run left off."""
-
-    def start(backend: SearchBackend, run: Prepared) -> Callable[[int, RunCounts], None]:
-        total = backend.count(index) if backend.index_exists(index) else 0
-        done = 0
-        previous = RunStateStore(run.settings.state_dir, index, run.slice_spec).load()
-        if resume and previous is not None and not previous.finished and total:
-            # A resumed scan leaves out what the killed run wrote: start the bar there (its
-            # last writes may not be refreshed yet).
-            backend.refresh(index)
-            done = total - backend.count(index, processed_by_run_query(previous))
-        bar = _ProgressBar(
-            total, initial=done, disable=quiet, desc=f"sira-sync {index} {run.slice_spec}"
-        )
-        click.get_current_context().call_on_close(bar.close)
-        return bar
-
-    return start
 
 
 def _render_report(report: RunReport, report_path: Path | None, as_json: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from .backend import BulkItemError, SearchBackend
-from .corpus import BadRecord, Document, ReadReport, read_corpus
+from .corpus import BadRecord, Document, ReadReport, corpus_file, read_corpus
 from .fields import SOURCE_FIELDS, TEXT, TITLE, VECTOR
 from .workflows import validation
 from .workflows.errors import InvalidInput
 
 if TYPE_CHECKING:
     from .embed import Embedder
+    from .workflows.progress import Progress
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ def ingest_corpus(
     shards: int = 1,
     replicas: int = 0,
     recreate: bool = False,
-    on_progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     embedder: Embedder | None = None,
 ) -> IngestReport:
     """Upsert every good record by ``_id``; bad ones are reported with line numbers.
@@ -161,6 +162,9 @@ def ingest_corpus(
     ``vector_mapping``, the model recorded in the index's ``_meta``; an index embedded with
     another model is refused before anything is written (``EmbedderMismatchError``). A re-run
     embeds only the documents that are new, changed, or have no vector yet.
+
+    ``progress`` hears the file's line count (a quick pre-pass: a total gives an ETA; blank
+    and bad lines are never sent, so a file with some ends short of it), then each chunk.
     """
     start = time.perf_counter()
     validation.index_name(index)
@@ -182,6 +186,10 @@ def ingest_corpus(
         for name in backend.index_settings(index):  # the record's mapping, as sync --embed's
             backend.put_mapping(name, {EMBED_META: EMBED_META_MAPPING})
         report.embedder = embedder.model
+    if progress is not None:
+        from .workflows.progress import count_lines
+
+        progress.start(count_lines(corpus_file(path)))
     reads = ReadReport()
     for chunk in _chunks(read_corpus(path, reads), CHUNK):
         rows: list[dict[str, Any]] = [
@@ -193,8 +201,8 @@ def ingest_corpus(
         report.written += result.succeeded
         report.unchanged += result.noop
         report.failed += result.errors
-        if on_progress:
-            on_progress(len(chunk))
+        if progress is not None:
+            progress.advance(len(chunk))
     backend.refresh(index)
     report.bad_records = reads.bad
     report.seconds = round(time.perf_counter() - start, 3)

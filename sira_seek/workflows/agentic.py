@@ -18,7 +18,7 @@ ranked list, the raw stream's figures beside it. The bounds a request leaves out
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ from sira_seek.seek.questions import QuestionInput, read_questions
 from . import validation
 from .errors import InvalidInput, NotFound, classified
 from .fields import Tau, Weight
+from .progress import Progress, note_skipped
 from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
 
@@ -181,17 +182,14 @@ def evaluate_agentic(
     source: BackendSource,
     request: AgenticEvaluationRequest,
     *,
-    on_start: Callable[[int], None] | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    on_skipped: Callable[[list[str]], None] | None = None,
+    progress: Progress | None = None,
 ) -> AgenticEvaluation:
     """Run the agent on every question of ``request`` and score the stream of pages its
     searches returned.
 
-    ``on_skipped(lines)`` gets the bad lines a lenient read skipped (before anything is
-    connected), ``on_start(questions)`` is called once the model is loaded, ``on_progress(1)``
-    as each question finishes. A question whose LLM failed is in the report
-    (``report.llm_errors``); it does not raise.
+    ``progress`` hears the bad lines a lenient read skipped (before anything is connected),
+    the number of questions once the model is loaded, and each question as it finishes. A
+    question whose LLM failed is in the report (``report.llm_errors``); it does not raise.
 
     With ``llm="batch:DIR#MODEL"`` every question's next step goes in one offline round
     (``llm.batch_rounds``): ``WaitingForBatch`` names the round's file, and the same call
@@ -201,8 +199,7 @@ def evaluate_agentic(
 
     skipped = ReadReport()
     questions, judgements = read_inputs(request, skipped)
-    if on_skipped is not None and skipped.bad:
-        on_skipped([str(bad) for bad in skipped.bad])
+    note_skipped(progress, [str(bad) for bad in skipped.bad])
     _check_inputs(request, questions, judgements)
     llm_settings = LLMSettings()
     spec = request.llm or llm_settings.backend
@@ -210,7 +207,7 @@ def evaluate_agentic(
     with batch_round(spec), classified():
         runs = _run_agent(
             backend_of(source), request, questions, spec, llm_settings,
-            on_start=on_start, on_progress=on_progress,
+            progress=progress,
         )  # fmt: skip
     if request.trace is not None:
         request.trace.parent.mkdir(parents=True, exist_ok=True)
@@ -234,8 +231,7 @@ def _run_agent(
     spec: str,
     llm_settings: LLMSettings,
     *,
-    on_start: Callable[[int], None] | None,
-    on_progress: Callable[[int], None] | None,
+    progress: Progress | None,
 ) -> list[AgentRun]:
     """One episode per question, in order, with the tools on ``request.index``."""
     from sira_seek.agent.prompts import AgentPrompt
@@ -259,16 +255,16 @@ def _run_agent(
     runs: list[AgentRun] = []
     waiting = PendingRequests()  # offline batch rounds: every question's next step in one
     try:
-        if on_start is not None:
-            on_start(len(questions))
+        if progress is not None:
+            progress.start(len(questions))
         for question in questions:
             with waiting.collect():
                 run = loop.run(question.question, question_id=question.id)
                 if request.final_ranking == "llm":
                     run = rank_run(run, llm, chat=style == "chat")
                 runs.append(run)
-                if on_progress is not None:
-                    on_progress(1)
+                if progress is not None:
+                    progress.advance()
     finally:
         llm.close()
     waiting.raise_if_any()

@@ -11,30 +11,28 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sira_seek.backend import SearchBackend
 from sira_seek.sync.document_prompt import CorpusTask
 from sira_seek.sync.phrase_sources import PhraseSource
-from sira_seek.sync.run_report import RunCounts, RunReport
+from sira_seek.sync.run_report import RunReport
 from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
 
 from . import validation
 from .errors import InvalidInput, classified, validation_message
 from .fields import Tau
+from .progress import PageProgress, Progress, noticer
 from .request_base import WorkflowRequest
 from .sira_setup import BackendSource, backend_of
 
+if TYPE_CHECKING:
+    from sira_seek.sync.checkpoint import Checkpoint
+
 logger = logging.getLogger(__name__)
-
-OnPage = Callable[[int, RunCounts], None]
-"""Called after each page: documents scanned in it, and the run's counts so far."""
-
-Notice = Callable[[str], None]
-"""Where a run's notices go (the CLI prints them on stderr; the default logs them)."""
 
 
 class EnrichRequest(WorkflowRequest):
@@ -95,18 +93,18 @@ class Prepared(BaseModel):
 
 @contextmanager
 def prepare(
-    request: EnrichRequest, *, generates: bool, notice: Notice | None = None
+    request: EnrichRequest, *, generates: bool, progress: Progress | None = None
 ) -> Iterator[Prepared]:
     """The run's settings and phrase source, open for the block.
 
     ``cpu`` as the LLM picks the CPU backend measured faster here; a vLLM server started for
     it serves inside the block and stops after. An LLM run pages by 4x its concurrency, so
-    progress and checkpoints move.
+    progress and checkpoints move. Its notices go to ``progress`` (else the log).
     """
     from sira_seek.llm.ledger import LLMUsageLedger
     from sira_seek.sync.cpu_default import choose_cpu_llm, cpu_llm, is_cpu_alias
 
-    say = notice or logger.info
+    say = noticer(progress)
     llm, style, concurrency = request.llm, request.prompt_style, request.concurrency
     with ExitStack() as stack:
         if is_cpu_alias(llm):
@@ -157,7 +155,7 @@ def _phrase_source(
     llm: str | None,
     style: str,
     ledger: Any,
-    say: Notice,
+    say: Callable[[str], None],
 ) -> PhraseSource:
     from sira_seek.sync.batch_output import BatchOutputError, BatchOutputPhraseSource
     from sira_seek.sync.source_factory import build_phrase_source
@@ -198,11 +196,12 @@ def enrich(
     source: BackendSource,
     request: EnrichRequest,
     *,
-    on_start: Callable[[SearchBackend, Prepared], OnPage | None] | None = None,
-    notice: Notice | None = None,
+    progress: Progress | None = None,
 ) -> RunReport:
     """Enrich the documents of ``request.index`` that are new or changed; safe to re-run and
-    to kill. ``on_start(backend, prepared)`` may return a per-page callback (a progress bar).
+    to kill. ``progress`` hears the run's notices, the documents to scan (those a resumed
+    run's killed predecessor already wrote as resumed), and each page's scanned documents
+    with the enriched and failed counts so far.
 
     The report says what was written; writes the cluster refused are counted in
     ``report.counts.write_errors`` (the documents keep their previous state).
@@ -211,12 +210,12 @@ def enrich(
     from sira_seek.sync.expunge import expunge_deletes, expunge_target
     from sira_seek.sync.runner import SyncRunner
 
-    say = notice or logger.warning
+    say = noticer(progress, level=logging.WARNING)
     with classified():
         if request.expunge_deletes and not request.dry_run:
             # A merge takes one concrete index: refuse an alias of several before any LLM work.
             expunge_target(backend_of(source), request.index)
-        with prepare(request, generates=not request.dry_run, notice=notice) as run:
+        with prepare(request, generates=not request.dry_run, progress=progress) as run:
             backend = backend_of(source)
             store = RunStateStore(run.settings.state_dir, request.index, run.slice_spec)
             previous = store.load()
@@ -226,7 +225,11 @@ def enrich(
                     "starting a new one (resume it to continue; either way no document is "
                     "done twice)"
                 )
-            on_page = on_start(backend, run) if on_start is not None else None
+            on_page = None
+            if progress is not None:
+                total, resumed = _scan_size(backend, request, previous)
+                progress.start(total, resumed=resumed)
+                on_page = PageProgress(progress)
             report = SyncRunner(
                 backend,
                 request.index,
@@ -252,18 +255,34 @@ def enrich(
     return report
 
 
+def _scan_size(
+    backend: SearchBackend, request: EnrichRequest, previous: Checkpoint | None
+) -> tuple[int, int]:
+    """The documents in the index, and those a resumed scan leaves out because the killed
+    run it continues wrote them (refreshed first: its last writes may not be visible yet)."""
+    from sira_seek.sync.resumable_scan import processed_by_run_query
+
+    index = request.index
+    total = backend.count(index) if backend.index_exists(index) else 0
+    if not (request.resume and previous is not None and not previous.finished and total):
+        return total, 0
+    backend.refresh(index)
+    return total, total - backend.count(index, processed_by_run_query(previous))
+
+
 def estimate(
     source: BackendSource,
     request: EnrichRequest,
     *,
     sample: int | None = None,
-    notice: Notice | None = None,
+    progress: Progress | None = None,
 ) -> Any:
-    """Measure a sample of the run ``request`` describes: docs, tokens, time (nothing written)."""
+    """Measure a sample of the run ``request`` describes: docs, tokens, time (nothing
+    written). ``progress`` hears the notices only (a CPU LLM chosen, a server started)."""
     from sira_seek.sync.estimate import estimate_run, sample_for
 
     with prepare(
-        request.model_copy(update={"use_cache": False}), generates=True, notice=notice
+        request.model_copy(update={"use_cache": False}), generates=True, progress=progress
     ) as run:
         if sample is None:
             sample = sample_for(run.llm, run.settings.llm_concurrency)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from sira_seek.sira.settings import MAX_RERANK, SiraSettings, Task
 from .errors import InvalidInput, NotFound, classified
 from .fields import EMBEDDER_HELP, NUM_CANDIDATES_HELP, NumCandidates, Tau, Weight
 from .methods import method_spec
+from .progress import Progress, advancer, note_skipped
 from .recorded import recorded_run
 from .request_base import ON_LLM_FAILURE_HELP, OnLLMFailure
 from .search import failure_policy, fallback_note
@@ -207,31 +208,28 @@ def evaluate_retrieval(
     source: BackendSource,
     request: RetrievalEvaluationRequest,
     *,
-    on_start: Callable[[int, bool], None] | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    on_skipped: Callable[[Sequence[str]], None] | None = None,
+    progress: Progress | None = None,
 ) -> RetrievalEvaluation:
     """Evaluate ``request.method`` on ``request.index``; with ``request.rerank`` N, every
     query's top N is reranked by the LLM before scoring (``sira.evaluation.rerank_run``).
 
-    ``on_start(total, one_by_one)`` is called once the inputs are read (``one_by_one``: the
-    queries go one at a time, worth a progress bar), ``on_progress(n)`` as queries finish,
-    ``on_skipped(lines)`` with the bad lines a lenient read skipped, before any query runs.
+    ``progress`` hears the bad lines a lenient read skipped (before any query runs), then,
+    where the queries go one at a time (an LLM per query, a recorded run, a rerank: worth a
+    bar), the judged queries' count and each finished query; a batched run without an LLM
+    takes a few requests in all and reports no count.
 
     With ``llm="batch:DIR#MODEL"`` the LLM calls go in offline rounds (``llm.batch_rounds``):
     every query's expansion in one round, then every query's rerank; ``WaitingForBatch``
     names each round's file, and the same call once its output is there goes on.
     """
     with batch_round(request.llm):
-        return _evaluate_retrieval(source, request, on_start, on_progress, on_skipped)
+        return _evaluate_retrieval(source, request, progress)
 
 
 def _evaluate_retrieval(
     source: BackendSource,
     request: RetrievalEvaluationRequest,
-    on_start: Callable[[int, bool], None] | None,
-    on_progress: Callable[[int], None] | None,
-    on_skipped: Callable[[Sequence[str]], None] | None,
+    progress: Progress | None,
 ) -> RetrievalEvaluation:
     report = ReadReport()
     measures = request.measure_map()
@@ -247,8 +245,7 @@ def _evaluate_retrieval(
         report=report,
         allow_both=settings.rerank_top_n > 0,
     )
-    if on_skipped is not None and report.bad:
-        on_skipped([str(bad) for bad in report.bad])
+    note_skipped(progress, [str(bad) for bad in report.bad])
     models = _Models(expander, request)
     try:
         with classified():
@@ -257,8 +254,7 @@ def _evaluate_retrieval(
             models.reranker = choose_reranker(request.llm, settings.rerank_top_n)
             inputs = (all_queries, judgements, answers)
             return _evaluate(
-                backend, request, inputs, models, settings, measures, report,
-                on_start, on_progress,
+                backend, request, inputs, models, settings, measures, report, progress
             )  # fmt: skip
     finally:
         models.close()
@@ -292,7 +288,7 @@ def _batched_run(
     judged: list[Query],
     models: _Models,
     settings: SiraSettings,
-    on_progress: Callable[[int], None] | None,
+    progress: Progress | None,
 ) -> Run:
     """Every judged query's top 100, batched: through SIRA's retriever when the method
     expands the query or uses vectors, else plain BM25 in ``_msearch`` batches."""
@@ -304,7 +300,7 @@ def _batched_run(
         judged,
         expander=models.policy,
         settings=settings,
-        on_progress=on_progress,
+        on_progress=advancer(progress),
         method=request.method,
     )
 
@@ -324,22 +320,22 @@ def _evaluate(
     settings: SiraSettings,
     measures: dict[str, Measure],
     report: ReadReport,
-    on_start: Callable[[int, bool], None] | None,
-    on_progress: Callable[[int], None] | None,
+    progress: Progress | None,
 ) -> RetrievalEvaluation:
     all_queries, judgements, answers = inputs
     judged = [q for q in all_queries if q.id in judgements]
     recorded = request.save_run is not None or request.log_prefix is not None
     reranker = models.reranker
-    if on_start is not None:
-        one_by_one = method_spec(request.method).calls_llm or recorded or reranker is not None
-        on_start(len(judged), one_by_one)
+    one_by_one = method_spec(request.method).calls_llm or recorded or reranker is not None
+    counted = progress if one_by_one else None
+    if counted is not None:
+        counted.start(len(judged))
     # With a rerank the bar counts reranked queries (the slow part), not expansions.
-    retrieval_progress = on_progress if reranker is None else None
+    retrieval_progress = counted if reranker is None else None
     rerank = None
     if reranker is not None:
         rerank = _RerankStage(
-            backend, request.index, judged, reranker, settings, on_progress, models.stop_when_down
+            backend, request.index, judged, reranker, settings, counted, models.stop_when_down
         )
     run, record, metrics = _retrieve(
         backend, request, inputs, models, settings, measures, recorded, retrieval_progress, rerank
@@ -374,7 +370,7 @@ def _retrieve(
     settings: SiraSettings,
     measures: dict[str, Measure],
     recorded: bool,
-    retrieval_progress: Callable[[int], None] | None,
+    retrieval_progress: Progress | None,
     rerank: _RerankStage | None,
 ) -> tuple[Run, RunRecord | None, dict[str, Any]]:
     """The (reranked) run, its record when one is kept, and its scores: query by query when
@@ -392,7 +388,7 @@ def _retrieve(
             name=request.run_name,
             log_prefix=request.log_prefix,
             measures=measures,
-            on_progress=retrieval_progress,
+            progress=retrieval_progress,
             rerank=rerank,
         )
         metrics: dict[str, Any] = {
@@ -459,18 +455,19 @@ class _RerankStage:
         queries: list[Query],
         reranker: LLMReranker,
         settings: SiraSettings,
-        on_progress: Callable[[int], None] | None,
+        progress: Progress | None,
         stop_when_down: bool,
     ) -> None:
         self.backend, self.index, self.queries = backend, index, queries
-        self.reranker, self.top_n, self.on_progress = reranker, settings.rerank_top_n, on_progress
+        self.reranker, self.top_n, self.progress = reranker, settings.rerank_top_n, progress
         self.stop_when_down = stop_when_down
         self.notes: list[str] = []
 
     def __call__(self, run: Run) -> RerankedRun:
         done = rerank_run(
             self.backend, self.index, self.queries, run, self.reranker,
-            top_n=self.top_n, on_progress=self.on_progress, stop_when_down=self.stop_when_down,
+            top_n=self.top_n, on_progress=advancer(self.progress),
+            stop_when_down=self.stop_when_down,
         )  # fmt: skip
         self.notes += done.notes
         return done
@@ -559,13 +556,13 @@ def evaluate_enrichment(
     source: BackendSource,
     request: RetrievalEvaluationRequest,
     *,
-    on_skipped: Callable[[Sequence[str]], None] | None = None,
+    progress: Progress | None = None,
 ) -> EnrichmentEvaluation:
     """BM25 and SIRA on ``request.index`` searching the source text only ("before") and with
     the enrichment fields ("after"); SIRA rows need ``request.method == "sira"`` (phrases
     from ``request.expansions`` or ``request.llm``).
 
-    ``on_skipped(lines)`` gets the bad lines a lenient read skipped, before any query runs.
+    ``progress`` hears the bad lines a lenient read skipped, before any query runs.
     """
     if request.rerank:
         raise InvalidInput("eval enrichment measures retrieval without a rerank", field="rerank")
@@ -582,8 +579,7 @@ def evaluate_enrichment(
         strict=request.strict,
         report=report,
     )
-    if on_skipped is not None:
-        on_skipped([str(bad) for bad in report.bad])
+    note_skipped(progress, [str(bad) for bad in report.bad])
     policy = failure_policy(expander, request.on_llm_failure, request.llm)
     try:
         with classified():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,11 @@ from sira_seek.metrics.qa import AnswerExtraction, QAScores, score_predictions
 from sira_seek.metrics.seek_diagnostics import SeekDiagnostics
 from sira_seek.redaction import write_masked_text
 from sira_seek.seek.batch import BatchReport
-from sira_seek.seek.results import SeekResult
 from sira_seek.seek.settings import SeekSettings
 
 from .ask import retriever_for
 from .errors import InvalidInput, classified
+from .progress import Progress, QuestionProgress, note_skipped
 from .request_base import WorkflowRequest
 from .seek_analyses import (
     AnalysisAnswers,
@@ -109,16 +108,15 @@ def evaluate_qa(
     source: BackendSource | None,
     request: QAEvaluationRequest,
     *,
-    on_start: Callable[[int, int], None] | None = None,
-    on_result: Callable[[SeekResult], None] | None = None,
-    on_skipped: Callable[[list[str]], None] | None = None,
+    progress: Progress | None = None,
 ) -> QAEvaluation:
     """Answer and score ``request.questions``.
 
-    ``on_start(to_ask, resumed)`` once the checkpoint is read, ``on_result`` per finished
-    question, ``on_skipped(lines)`` with the bad lines a lenient read skipped (before any LLM
-    call). ``source`` may be ``None`` for closed-book methods. Failed questions are in the
-    report (``report.failed``) and score as ``<None>``; they do not raise.
+    ``progress`` hears the bad lines a lenient read skipped (before any LLM call), the
+    questions in all once the checkpoint is read (those it holds as resumed), then each
+    finished question, a failed one with its error. ``source`` may be ``None`` for
+    closed-book methods. Failed questions are in the report (``report.failed``) and score as
+    ``<None>``; they do not raise.
 
     With ``llm="batch:DIR#MODEL"`` the run goes in offline rounds (``llm.batch_rounds``):
     while some question waits for an answer, the round's requests are written and
@@ -133,8 +131,7 @@ def evaluate_qa(
         request.questions, limit=request.limit, strict=request.strict, report=skipped
     )
     qrels = _read_qrels(request.qrels, strict=request.strict, report=skipped)
-    if on_skipped is not None and skipped.bad:
-        on_skipped([str(bad) for bad in skipped.bad])
+    note_skipped(progress, [str(bad) for bad in skipped.bad])
     if not questions:
         raise InvalidInput("no usable question (a JSON object with `question`)", field="questions")
     if request.closed_book and request.closed_book_predictions is not None:
@@ -162,7 +159,7 @@ def evaluate_qa(
             embedder=request.embedder,
         )
         report, usage, gains, answers = asyncio.run(
-            _answer(request, retriever, questions, on_start=on_start, on_result=on_result)
+            _answer(request, retriever, questions, progress)
         )
         if answers is not None:
             answers.passages = retrieved_passages(source, request.index, report.results)
@@ -188,9 +185,7 @@ async def _answer(
     request: QAEvaluationRequest,
     retriever: Any,
     questions: list[Any],
-    *,
-    on_start: Callable[[int, int], None] | None,
-    on_result: Callable[[SeekResult], None] | None,
+    progress: Progress | None,
 ) -> tuple[BatchReport, dict[str, Any], InformationGains | None, AnalysisAnswers | None]:
     from sira_seek.llm.scoring import find_scorer
     from sira_seek.seek.api import open_session
@@ -205,6 +200,7 @@ async def _answer(
         use_cache=request.use_cache,
         record_iterations=request.per_iteration,
     )
+    shown = QuestionProgress(progress) if progress is not None else None
     try:
         try:
             report, closed = await asyncio.gather(
@@ -212,8 +208,8 @@ async def _answer(
                     questions,
                     concurrency=request.concurrency,
                     checkpoint=request.checkpoint,
-                    on_result=on_result,
-                    on_start=on_start,
+                    on_result=shown.result if shown is not None else None,
+                    on_start=shown.start if shown is not None else None,
                 ),
                 _closed_book(request, questions),
             )

@@ -24,6 +24,7 @@ from sira_seek.sira.results import SiraResult
 from sira_seek.sira.settings import SiraSettings
 
 from .methods import method_spec
+from .progress import Progress, advancer
 from .search import fell_back_to_bm25
 
 DEPTH = 100
@@ -41,7 +42,7 @@ def recorded_run(
     name: str | None = None,
     log_prefix: str | None = None,
     measures: Mapping[str, Measure] | None = None,
-    on_progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     rerank: Callable[[Run], RerankedRun] | None = None,
 ) -> RunRecord:
     """Run ``method`` query by query, timing each; log every query when given a log prefix.
@@ -50,7 +51,7 @@ def recorded_run(
     latencies are real, not a batch divided by its size. Scored by the same ``score_run`` as
     the batched path (``measures``: default nDCG@10, R@10, R@100).
 
-    ``on_progress(n)`` reports ``n`` more judged queries done, once per query in total: for
+    ``progress`` advances once per judged query (its ``start`` is the caller's): for
     SIRA as each expansion arrives (the slow LLM part), for BM25 after each search.
     ``rerank`` (``sira.evaluation.rerank_run`` bound to its model) reorders every query's top
     hits before scoring; its time and tokens count in each query's latency and tokens. The
@@ -61,11 +62,11 @@ def recorded_run(
         return _retriever_run(
             backend, index, judged, qrels, method=method, expander=expander,
             settings=settings or SiraSettings(), name=name, log_prefix=log_prefix,
-            measures=measures, on_progress=on_progress, rerank=rerank,
+            measures=measures, progress=progress, rerank=rerank,
         )  # fmt: skip
     return _bm25_run(
         backend, index, judged, qrels, name=name, measures=measures,
-        on_progress=on_progress, rerank=rerank,
+        progress=progress, rerank=rerank,
     )  # fmt: skip
 
 
@@ -81,14 +82,14 @@ def _retriever_run(
     name: str | None,
     log_prefix: str | None,
     measures: Mapping[str, Measure] | None,
-    on_progress: Callable[[int], None] | None,
+    progress: Progress | None,
     rerank: Callable[[Run], RerankedRun] | None,
 ) -> RunRecord:
     """Every method but BM25 goes through SIRA's retriever, whose results carry their own
     timings, LLM calls and fallback, so the record takes them from there."""
     results = sira_results(
         backend, index, judged, expander=expander, settings=settings,
-        on_progress=on_progress, method=method,
+        on_progress=advancer(progress), method=method,
     )  # fmt: skip
     if log_prefix:
         _log_results(backend, log_prefix, results, settings, method)
@@ -144,7 +145,7 @@ def _bm25_run(
     *,
     name: str | None,
     measures: Mapping[str, Measure] | None,
-    on_progress: Callable[[int], None] | None,
+    progress: Progress | None,
     rerank: Callable[[Run], RerankedRun] | None,
 ) -> RunRecord:
     """BM25 one search per query, timed here, since no retriever result carries a timing;
@@ -157,8 +158,8 @@ def _bm25_run(
         found = backend.search(index, {**bm25_query(query.text), "size": DEPTH, "_source": False})
         latencies.append((time.perf_counter() - start) * 1000)
         run[query.id] = {h.id: h.score for h in found.hits}
-        if on_progress is not None:
-            on_progress(1)
+        if progress is not None:
+            progress.advance()
     if rerank is not None:
         tokens = [0] * len(judged)
         run = _reranked(run, judged, latencies, tokens, rerank)

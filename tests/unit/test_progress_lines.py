@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import io
 
-import pytest
-
 from sira_seek.cli.progress import (
     PLAIN_EVERY_S,
     PlainProgress,
-    QuestionBar,
     StatusLine,
+    WorkflowProgress,
     progress_bar,
 )
-from sira_seek.seek.results import SeekResult
+from sira_seek.workflows.progress import note_skipped
 
 
 class Clock:
@@ -122,18 +120,73 @@ def test_a_terminal_gets_a_bar_drawn_in_place() -> None:
     )
 
 
-def test_question_bar_piped_reports_failures_and_few_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_workflow_progress_piped_writes_a_handful_of_lines_for_1000_advances() -> None:
+    """The one renderer of a workflow's ``Progress``, not on a terminal: 1000 advances give
+    the start, a line per tenth and the end; a failure adds its own line and is counted."""
     out = io.StringIO()
-    monkeypatch.setattr("sys.stderr", out)  # QuestionBar draws on stderr, as the commands do
-    with QuestionBar(desc="eval qa", total=None, enabled=True) as bar:
-        bar.start(20, resumed=0)
-        for i in range(20):
-            error = "LLM down" if i == 3 else None
-            bar.result(SeekResult(id=f"q{i}", question="?", method="seek", error=error))
+    with WorkflowProgress(desc="eval qa", unit="question", enabled=True, stream=out) as shown:
+        shown.note("skipped line 3: not JSON")
+        shown.start(1000)
+        for i in range(1000):
+            shown.advance(failure="[q7] FAILED: LLM down" if i == 7 else None)
     lines = out.getvalue().splitlines()
-    assert "[q3] FAILED: LLM down" in lines
-    assert lines[0] == "eval qa: started" and lines[-1].startswith("eval qa: done, 20 question [")
-    assert len(lines) == 1 + 1 + 10 + 1, lines  # started, the failure, each tenth, done
+    assert len(lines) <= 14, lines
+    assert lines[:3] == [
+        "skipped line 3: not JSON",
+        "eval qa: started of 1000 question",
+        "[q7] FAILED: LLM down",
+    ]
+    assert lines[3].startswith("eval qa: 100/1000 question (10%) [") and "failed=1" in lines[3]
+    assert lines[-1].startswith("eval qa: done, 1000 question [") and "failed=1" in lines[-1]
+    assert len(lines) == 3 + 10 + 1
+
+
+def test_a_resumed_start_and_running_figures() -> None:
+    out = io.StringIO()
+    with WorkflowProgress(desc="sira-sync idx 0/1", unit="doc", enabled=True, stream=out) as shown:
+        shown.start(10, resumed=4)
+        shown.advance(6, figures={"enriched": 5, "failed": 1, "tok_s": "12"})
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "sira-sync idx 0/1: started of 10 doc, 4 done before"
+    assert lines[1].startswith("sira-sync idx 0/1: 10/10 doc (100%) [")
+    assert lines[1].endswith("resumed=4, enriched=5, failed=1, tok_s=12"), lines
+    assert lines[-1].startswith("sira-sync idx 0/1: done, 10 doc [")
+
+
+def test_a_provisional_total_is_corrected_in_the_same_display() -> None:
+    """The demo sizes its SEEK bar to --seek-questions; the workflow's ``start`` resizes it
+    without a second start line."""
+    out = io.StringIO()
+    with WorkflowProgress(desc="SEEK", unit="question", enabled=True, total=5, stream=out) as bar:
+        bar.start(3)
+        for _ in range(3):
+            bar.advance()
+    lines = out.getvalue().splitlines()
+    assert [line for line in lines if "started" in line] == ["SEEK: started of 5 question"]
+    assert lines[-2].startswith("SEEK: 3/3 question (100%)") and "done, 3" in lines[-1]
+
+
+def test_off_the_display_keeps_the_notes_only() -> None:
+    """--no-progress / --json: no bar, no failure lines (the summary reports them); the
+    skipped input lines are about the input and still show."""
+    out = io.StringIO()
+    with WorkflowProgress(desc="eval", unit="query", enabled=False, stream=out) as shown:
+        shown.note("skipped line 9")
+        shown.start(50)
+        for _ in range(50):
+            shown.advance(failure="[q1] FAILED: x")
+    assert out.getvalue() == "skipped line 9\n"
+
+
+def test_note_skipped_shows_fifty_then_counts() -> None:
+    out = io.StringIO()
+    shown = WorkflowProgress(desc="eval", unit="query", enabled=False, stream=out)
+    note_skipped(shown, [f"line {i}" for i in range(60)])
+    note_skipped(shown, [])
+    note_skipped(None, ["line 1"])  # no Progress: nothing to tell, nothing fails
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 51 and lines[0] == "skipped line 0" and lines[49] == "skipped line 49"
+    assert lines[50] == "... and 10 more bad lines skipped"
 
 
 def test_every_progress_display_goes_through_the_one_module() -> None:

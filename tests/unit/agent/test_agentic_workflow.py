@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from in_memory_backend import InMemoryBackend
+from progress_recorder import ProgressRecorder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
@@ -106,13 +107,9 @@ def test_a_run_is_scored_traced_and_reported(
     request = AgenticEvaluationRequest.build(
         index="idx", llm="scripted:x", budget=3, search_k=2, trace=trace, **_files(tmp_path)
     )
-    started: list[int] = []
-    progressed: list[int] = []
-    done = evaluate_agentic(
-        lambda: InMemoryBackend(DOCS), request,
-        on_start=started.append, on_progress=progressed.append,
-    )  # fmt: skip
-    assert started == [1] and progressed == [1]
+    progress = ProgressRecorder()
+    done = evaluate_agentic(lambda: InMemoryBackend(DOCS), request, progress=progress)
+    assert progress.starts == [(1, 0)] and progress.steps == [1]
     assert done.report.questions == 1 and done.report.llm_errors == 0
     (result,) = done.report.results
     assert result.answer == "1844" and result.stop_reason == "answered"

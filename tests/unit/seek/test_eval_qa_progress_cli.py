@@ -82,7 +82,7 @@ def test_piped_progress_is_plain_lines(qa_file: Path) -> None:
     assert code == 3, stderr
     lines = stderr.splitlines()
     assert "\r" not in stderr and "%|" not in stderr, stderr
-    assert lines[0] == "eval qa: started", lines
+    assert lines[0] == "eval qa: started of 5 question", lines
     assert sum(1 for line in lines if line.startswith("[q0] FAILED")) == 1
     counted = [line for line in lines if re.match(r"eval qa: \d/5 question \(\d+%\)", line)]
     assert len(counted) == QUESTIONS, lines

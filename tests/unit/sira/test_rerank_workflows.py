@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from in_memory_backend import InMemoryBackend
+from progress_recorder import ProgressRecorder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from scripted_llm import ScriptedLLMDouble, use_llm_double  # noqa: E402
@@ -220,19 +221,19 @@ def test_eval_retrieval_scores_the_reranked_order(
 def test_the_recorded_path_and_the_run_file_keep_the_reranked_order(
     backend: InMemoryBackend, llm: ScriptedLLMDouble, tmp_path: Path
 ) -> None:
-    progress: list[int] = []
+    progress = ProgressRecorder()
     request = RetrievalEvaluationRequest.build(
         index="idx", queries=QUERIES, qrels=QRELS, llm=LLM, rerank=2,
         save_run=tmp_path / "run.json", run_file=tmp_path / "run.trec",
     )  # fmt: skip
-    done = evaluate_retrieval(backend, request, on_progress=progress.append)
+    done = evaluate_retrieval(backend, request, progress=progress)
     assert _close(done.metrics["ndcg@10"], WITH)
     record = RunRecord.model_validate_json((tmp_path / "run.json").read_text())
     assert _close(record.metrics["ndcg@10"], WITH)
     assert record.llm_tokens[0] > 0 and record.latency_ms[0] > 0
     lines = (tmp_path / "run.trec").read_text().split("\n")
     assert [line.split()[2] for line in lines if line] == ["d2", "d1", "d3"]
-    assert progress == [1]  # one reranked query
+    assert progress.starts == [(1, 0)] and progress.steps == [1]  # one reranked query
 
 
 def test_unusable_rerank_answers_are_noted_and_keep_their_place(

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from progress_recorder import ProgressRecorder
 from sira_doubles import DF, DFTableBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
@@ -106,7 +107,7 @@ def test_recorded_run_reports_only_judged_queries() -> None:
     queries = [Query(id=f"q{i}", text=f"nolan films {i}") for i in range(5)]
     qrels = {"q0": {"d1": 1}, "q2": {"d2": 1}, "q4": {"d1": 1}}
     for method in ("bm25", "sira"):
-        steps: list[int] = []
+        progress = ProgressRecorder()
         llm = ScriptedLLMDouble(default=_keywords("Christopher Nolan"))
         expander = LLMExpander(llm, chat=True) if method == "sira" else None
         try:
@@ -117,11 +118,12 @@ def test_recorded_run_reports_only_judged_queries() -> None:
                 qrels,
                 method=method,
                 expander=expander,
-                on_progress=steps.append,
+                progress=progress,
             )
         finally:
             if expander is not None:
                 expander.close()
-        assert sum(steps) == 3, (method, steps)  # the 2 unjudged queries are never run
+        # the 2 unjudged queries are never run; the caller sizes the display
+        assert sum(progress.steps) == 3 and progress.starts == [], (method, progress.events)
         assert len(record.per_query) == 3
         assert len(llm.calls) == (3 if method == "sira" else 0)
