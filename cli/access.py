@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
+from sira_seek.api_keys import KEYS_ENV, read_api_keys
 from sira_seek.input_errors import InputError
-from sira_seek.service.guards import KEYS_ENV, read_api_keys
 
 from .exit_codes import BadInput
 
@@ -31,8 +31,7 @@ def api_keys_option(func: Any) -> Any:
         "--open",
         "run_open",
         is_flag=True,
-        help="Serve a non-loopback --host without API keys (only behind your own "
-        "authentication).",
+        help="Serve a non-loopback --host without API keys (only behind your own authentication).",
     )(func)
     return click.option(
         "--api-keys-file",

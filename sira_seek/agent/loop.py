@@ -71,7 +71,8 @@ PAGES_SHOWN = 3
 
 
 class AgentToolbox(Protocol):
-    """The two tools the loop calls; ``sira_seek.agent.tools.AgentTools`` is the real one."""
+    """The two tools the loop calls; ``sira_seek.workflows.agent_tools.AgentTools`` is the real
+    one (the workflow builds it and hands it in: the loop imports no workflow)."""
 
     def search(
         self,

@@ -255,7 +255,8 @@ def run_server(
         return
     import uvicorn
 
-    from sira_seek.service.guards import ApiKeys
+    from sira_seek.api_keys import ApiKeys
 
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
-    uvicorn.run(ApiKeys(app, api_keys), host=host, port=port, log_level="warning")
+    guarded = ApiKeys(app, api_keys, open_paths=frozenset(), open_prefix=None)  # no open page
+    uvicorn.run(guarded, host=host, port=port, log_level="warning")

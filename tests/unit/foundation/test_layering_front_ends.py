@@ -11,7 +11,9 @@ included, ``tests/source_imports.py``):
   the MCP server reaches the methods only through the workflows, as the HTTP API does (it used
   to sit in ``sira_seek/agent`` beside tools that built a ``SiraRetriever`` themselves);
 - the agent package (the agentic loop, a method) imports no front end, and no workflow either,
-  so ``agent -> workflows -> agent`` is no cycle: the workflow hands the loop its tools.
+  so ``agent -> workflows -> agent`` is no cycle: the workflow hands the loop its tools;
+- the MCP server does not import the HTTP service, nor the service the MCP server: what both
+  need (the bearer API keys) is in ``sira_seek.api_keys``.
 
 Each rule is also run on probes holding the imports the old layout had, so a walker that stopped
 seeing them would fail here rather than pass everything.
@@ -97,6 +99,16 @@ def test_agent_package_imports_no_front_end_nor_workflow() -> None:
     assert found == [], "the agentic loop is a method:\n" + "\n".join(found)
 
 
+def test_the_mcp_server_and_the_http_service_import_each_other_not() -> None:
+    """Two front ends side by side: what both need (the API keys check) lives in
+    ``sira_seek.api_keys``; the MCP server used to import ``service.guards``."""
+    mcp, service = sources("sira_seek/mcp"), sources("sira_seek/service")
+    assert any(p.name == "server.py" for p in mcp) and any(p.name == "app.py" for p in service)
+    found = [line for path in mcp for line in offending(path, ("sira_seek.service",))]
+    found += [line for path in service for line in offending(path, ("sira_seek.mcp",))]
+    assert found == [], "share a neutral module instead:\n" + "\n".join(found)
+
+
 OLD_AGENTIC = """
 def _run_agent():
     from sira_seek.agent.tools import AgentTools
@@ -131,6 +143,8 @@ from sira_seek.workflows import validation
             ["sira_seek.service.guards"],
         ),
         (OLD_AGENT_TOOLS, "sira_seek.agent", (*FRONT_ENDS, "sira_seek.workflows"), None),
+        (OLD_MCP_SERVER, "sira_seek.mcp", ("sira_seek.service",), ["sira_seek.service.guards"]),
+        ("from ..mcp import server\n", "sira_seek.service", ("sira_seek.mcp",), ["sira_seek.mcp"]),
     ],
 )
 def test_the_checks_see_the_old_layout(

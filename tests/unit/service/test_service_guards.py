@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from sira_seek.api_keys import key_matches, read_api_keys
 from sira_seek.service.app import ServiceConfig, create_app
-from sira_seek.service.guards import key_matches, read_api_keys
 from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.validation import NOT_BLANK_PATTERN, is_blank, query_text
 
