@@ -166,7 +166,9 @@ def _summary(report: RunReport) -> str:
     "embedder_spec",
     metavar="SPEC",
     default=None,
-    help="With --embed: cpu (the default) or openai:URL#MODEL; the index's recorded model.",
+    help="With --embed: cpu (the default), openai:URL#MODEL, or batch:DIR#MODEL (requests for "
+    "a provider's batch job written to DIR, exit 75 until its output is there); the index's "
+    "recorded model.",
 )
 @no_progress_option
 @json_option("Print the run report (with --estimate: the estimate) as JSON.")

@@ -2,7 +2,8 @@
 run exits 75 with one /v1/embeddings request per document; the test answers the file as a
 batch job would, with the REAL CPU embedder (all-MiniLM-L6-v2, whose card asks no document
 prefix) embedding each request's input; the next run imports the vectors, a dense search with
-the cpu embedder then finds a document by its own text, and a re-run asks for nothing."""
+the cpu embedder then finds a document by its own text (one with the batch: spec is refused,
+naming cpu), and a re-run asks for nothing."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from sira_seek.backend import SearchBackend
 from sira_seek.embed import make_embedder
 from sira_seek.ingest import ingest_corpus
 from sira_seek.sira.dense import passage_text, read_index_embedding
+from sira_seek.workflows.errors import InvalidInput
 from sira_seek.workflows.search import SearchRequest, search
 
 pytestmark = pytest.mark.integration
@@ -71,7 +73,8 @@ def test_batch_export_import_then_dense_search_finds_a_document_by_its_text(
     corpus.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
     ingest_corpus(backend, index, corpus)  # no vectors yet
     folder = tmp_path / "rounds"
-    args = ["--index", index, "--embed", "--embedder", f"batch:{folder}#{CPU_MODEL}"]
+    spec = f"batch:{folder}#{CPU_MODEL}"
+    args = ["--index", index, "--embed", "--embedder", spec]
     args += ["--url", backend.info.url, "--no-progress", "--json"]
     args += ["--state-dir", str(tmp_path / "state")]
 
@@ -101,7 +104,11 @@ def test_batch_export_import_then_dense_search_finds_a_document_by_its_text(
         own_text = passage_text(doc["title"], doc["text"])
         found = search(backend, SearchRequest(query=own_text, index=index, method="dense"))
         assert found.hits[0].id == doc["_id"], (doc["_id"], [h.id for h in found.hits])
+    batch_query = SearchRequest(query="volcano", index=index, method="dense", embedder=spec)
+    with pytest.raises(InvalidInput, match="Use the same model live: --embedder cpu"):
+        search(backend, batch_query)  # a batch: embedder embeds no query (exit 2, HTTP 422)
     stored = backend.get(index, "volcano")
+
     assert stored is not None and stored.source is not None
     assert stored.source["text"] == DOCS[1]["text"]  # the source fields are left as they were
 
