@@ -20,7 +20,6 @@ from sira_seek.sync.run_report import RunReport
 from sira_seek.workflows.enrich import EnrichRequest, enrich
 from sira_seek.workflows.enrich import estimate as estimate_enrichment
 from sira_seek.workflows.failures import MappingConflictError
-from sira_seek.workflows.progress import PageProgress
 from sira_seek.workflows.sync_runs import (
     CORPUS_TASKS,
     EmbedReport,
@@ -257,12 +256,10 @@ def _embed_run(
 
     cluster = {k: kw.pop(k) for k in list(kw) if k in CLUSTER_KEYS}
     backend = backend_from_options(cluster)
-    total = backend.count(index) if backend.index_exists(index) else 0
     with WorkflowProgress(
         desc=f"sira-sync --embed {index}",
         unit="doc",
         enabled=show_progress(no_progress=no_progress, as_json=as_json),
-        total=total,
     ) as bar:
         report = embed_index(
             backend,
@@ -274,7 +271,7 @@ def _embed_run(
             dry_run=kw["dry_run"],
             page_size=kw["page_size"],
             state_dir=kw["state_dir"],
-            on_page=PageProgress(bar),
+            progress=bar,
         )
     _render_embed_report(report, report_path, as_json)
 

@@ -10,17 +10,16 @@ batch job's vectors and writes the requests still missing, and raises ``WaitingF
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sira_seek.backend import SearchBackend
 from sira_seek.sync.embed_runner import EmbedReport, EmbedRunner
-from sira_seek.sync.run_report import RunCounts
 from sira_seek.sync.settings import SyncSettings
 from sira_seek.sync.slicing import SliceSpec
 
 from . import validation
+from .progress import PageProgress, Progress
 
 
 def embed_index(
@@ -34,12 +33,13 @@ def embed_index(
     dry_run: bool = False,
     page_size: int | None = None,
     state_dir: Path | None = None,
-    on_page: Callable[[int, RunCounts], None] | None = None,
+    progress: Progress | None = None,
 ) -> EmbedReport:
     """Give every document of ``index`` (of the slice) whose vector is missing or stale one.
 
     ``embedder_spec``: ``cpu`` (None: the CPU default), ``openai:URL#MODEL`` or
-    ``batch:DIR#MODEL``; the index's recorded embedder must be the same model."""
+    ``batch:DIR#MODEL``; the index's recorded embedder must be the same model. ``progress``
+    hears the index's document count, then each page's scanned documents and counts."""
     from sira_seek.embed import make_embedder, parse_embedder_spec
     from sira_seek.llm.spec import BatchBackendSpec
 
@@ -48,6 +48,10 @@ def embed_index(
     overrides: dict[str, Any] = {"fields": fields, "page_size": page_size, "state_dir": state_dir}
     settings = SyncSettings(**{k: v for k, v in overrides.items() if v is not None})
     spec = parse_embedder_spec(embedder_spec)
+    on_page = None
+    if progress is not None:
+        progress.start(backend.count(index) if backend.index_exists(index) else 0)
+        on_page = PageProgress(progress)
     if isinstance(spec, BatchBackendSpec):
         from sira_seek.sync.embed_batch import BatchEmbedRunner
 
