@@ -1,7 +1,7 @@
 """Which index layout makes corpus-side enrichment help: one table, every layout, both methods.
 
     python benchmarks/enrichment_layouts.py [--url URL] [--engine opensearch|elasticsearch]
-        [--layouts separate_field,in_contents,...]
+        [--layouts separate_field,in_contents,...] [--pool hotpotqa|musique|2wikimultihopqa]
 
 For each layout of mappings/enrichment_layouts.json (those the engine can run): a fresh index of
 the 994 HotpotQA paragraphs of wikimh (``hp*``), created with that layout; BM25 and SIRA (with
@@ -17,6 +17,12 @@ on nDCG@10 and R@10, BM25 after >= before). When both ``in_contents`` and
 same enriched pool with the categories kept as their own keyword field (as the SIRA paper keeps
 them, "protected lexical features") and with their names also copied into ``contents`` (issue
 42 item 5).
+
+``--pool`` picks the enriched pool (default hotpotqa, the one ``../shared/data`` ships): its
+paragraphs are the corpus ids with the pool's prefix (hp, mq, 2w), and its files follow the
+shipped pool's names, ``queries-POOL.jsonl``, ``qrels-POOL.tsv``,
+``expansions-POOL.strong-llm.jsonl`` and ``enrichments-POOL-pool.strong-llm.jsonl``, so a
+held-out pool in the same layout is measured with the same command.
 """
 
 from __future__ import annotations
@@ -43,15 +49,16 @@ from sira_seek.sync import SyncRunner, SyncSettings
 from sira_seek.sync.source_factory import build_phrase_source
 
 METRICS = ("ndcg@10", "recall@10", "recall@100")
-POOL_PREFIX = "hp"
+POOL_PREFIXES = {"hotpotqa": "hp", "musique": "mq", "2wikimultihopqa": "2w"}
+"""Each wikimh pool's id prefix (../shared/data/README.md)."""
 
 
-def pool_corpus(data: Path, out: Path) -> int:
-    """The ``hp*`` paragraphs of wikimh, as their own corpus file."""
+def pool_corpus(data: Path, out: Path, pool: str) -> int:
+    """The pool's paragraphs of wikimh (``hp*`` for hotpotqa), as their own corpus file."""
     n = 0
     with open(data / "corpus.jsonl") as src, open(out, "w") as dst:
         for line in src:
-            if json.loads(line)["_id"].startswith(POOL_PREFIX):
+            if json.loads(line)["_id"].startswith(POOL_PREFIXES[pool]):
                 dst.write(line)
                 n += 1
     return n
@@ -63,20 +70,20 @@ def layout_runnable(backend: SearchBackend, layout: str) -> bool:
 
 
 def measure_layout(
-    backend: SearchBackend, layout: str, data: Path, corpus: Path, work: Path
+    backend: SearchBackend, layout: str, data: Path, corpus: Path, work: Path, pool: str
 ) -> dict[str, dict[str, float]]:
     """Rows ``{method} before|after`` for one layout, on an index of its own (deleted after)."""
     index = f"sira-bench-layout-{layout.replace('_', '-')}-{uuid.uuid4().hex[:6]}"
     backend.create_index(index, corpus_index_body(backend.capabilities(), enrichment_layout=layout))
     try:
         ingest_corpus(backend, index, corpus)
-        queries = read_queries(data / "queries-hotpotqa.jsonl")
-        qrels = read_qrels(data / "qrels-hotpotqa.tsv")
-        expander = PrecomputedExpander.from_file(data / "expansions-hotpotqa.strong-llm.jsonl")
+        queries = read_queries(data / f"queries-{pool}.jsonl")
+        qrels = read_qrels(data / f"qrels-{pool}.tsv")
+        expander = PrecomputedExpander.from_file(data / f"expansions-{pool}.strong-llm.jsonl")
         before = evaluate_enrichment(backend, index, queries, qrels, expander=expander)
         settings = SyncSettings(state_dir=work / index)
         source = build_phrase_source(
-            settings, from_jsonl=data / "enrichments-hotpotqa-pool.strong-llm.jsonl"
+            settings, from_jsonl=data / f"enrichments-{pool}-pool.strong-llm.jsonl"
         )
         try:
             report = SyncRunner(backend, index, source, settings).run()
@@ -128,6 +135,7 @@ def main() -> None:
     parser.add_argument("--engine", choices=["opensearch", "elasticsearch"], default="opensearch")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="wikimh folder")
     parser.add_argument("--layouts", help="comma-separated (default: every runnable layout)")
+    parser.add_argument("--pool", choices=sorted(POOL_PREFIXES), default="hotpotqa")
     args = parser.parse_args()
     url = args.url or LocalNode(NodeSettings(), args.engine).up().url
     backend = connect(ClusterSettings(url=url))
@@ -138,8 +146,9 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        corpus = work / "corpus-hp.jsonl"
-        print(f"{pool_corpus(args.data, corpus)} hp* paragraphs")
+        corpus = work / f"corpus-{args.pool}.jsonl"
+        prefix = POOL_PREFIXES[args.pool]
+        print(f"{pool_corpus(args.data, corpus, args.pool)} {prefix}* paragraphs ({args.pool})")
         header = f"{'layout':<24}{'method':<6}" + "".join(f"{m:>20}" for m in METRICS)
         lines = [header]
         measured: dict[str, dict[str, dict[str, float]]] = {}
@@ -148,7 +157,9 @@ def main() -> None:
                 print(f"{layout}: not supported by this engine version, left out")
                 continue
             started = time.perf_counter()
-            rows = measured[layout] = measure_layout(backend, layout, args.data, corpus, work)
+            rows = measured[layout] = measure_layout(
+                backend, layout, args.data, corpus, work, args.pool
+            )
             for method in ("bm25", "sira"):
                 b, a = rows[f"{method} before"], rows[f"{method} after"]
                 cells = "".join(f"{b[m]:>9.4f} -> {a[m]:.4f}" for m in METRICS)
