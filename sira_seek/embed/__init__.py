@@ -3,7 +3,8 @@ sub-query similarity.
 
 ``make_embedder(spec)`` gives an ``Embedder``: ``cpu`` (the default: all-MiniLM-L6-v2 from
 PyPI packages, on onnxruntime in this process) or ``openai:URL#MODEL`` (any OpenAI-compatible
-``/v1/embeddings``). See docs/tutorials/embeddings.md.
+``/v1/embeddings``). ``batch:DIR#MODEL`` (a provider's batch job, ``embed.batch``) is taken by
+``sira-sync --embed`` alone and refused here. See docs/tutorials/embeddings.md.
 """
 
 from sira_seek.embed.base import (
