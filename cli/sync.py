@@ -46,7 +46,7 @@ from .options import (
     prompt_style_option,
     show_progress,
 )
-from .progress import WorkflowProgress, progress_bar
+from .progress import WorkflowProgress
 
 
 class _RunByDefault(DebuggableGroup):
@@ -446,16 +446,13 @@ def migrate_cmd(
     """
     check_migration_names(index, target, alias)  # exit 2 before any request
     backend = backend_from_options(kw)
-    with progress_bar(
+    with WorkflowProgress(
         desc=f"copy {index}",
-        total=backend.count(index),
         unit="doc",
         enabled=show_progress(no_progress=no_progress, as_json=as_json),
     ) as bar:
         try:
-            report = migrate_index(
-                backend, index, target, alias=alias, shards=shards, on_copied=bar.update
-            )
+            report = migrate_index(backend, index, target, alias=alias, shards=shards, progress=bar)
         except MappingConflictError as exc:
             raise click.ClickException(str(exc)) from None
     if as_json:

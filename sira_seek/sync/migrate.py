@@ -12,8 +12,8 @@ Engine-neutral REST throughout (the same calls on Elasticsearch and OpenSearch).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -23,6 +23,9 @@ from sira_seek.workflows import validation
 from sira_seek.workflows.errors import InvalidInput
 
 from .mapping import MappingConflictError, enrichment_properties
+
+if TYPE_CHECKING:
+    from sira_seek.workflows.progress import Progress
 
 COPY_PAGE = 1000
 
@@ -135,12 +138,13 @@ def migrate_index(
     *,
     alias: str | None = None,
     shards: int = 1,
-    on_copied: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> MigrationReport:
     """Create ``target_index``, copy every document, and move ``alias`` to it if given.
 
     Names are concrete only (``check_migration_names``); ``alias``, if it exists, points at
-    one index at most. Both are checked before anything is created or moved."""
+    one index at most. Both are checked before anything is created or moved. ``progress``
+    hears the source's document count, then each page copied."""
     check_migration_names(source_index, target_index, alias)
     if backend.index_exists(target_index):
         raise MappingConflictError(f"{target_index!r} already exists; pick a new index name")
@@ -157,14 +161,16 @@ def migrate_index(
     if alias is not None:
         _check_alias_to_move(backend, alias, source_concrete)
     backend.create_index(target_index, target_index_body(backend, source_concrete, shards=shards))
+    if progress is not None:
+        progress.start(backend.count(source_concrete))
     copied = 0
     batch: list[dict[str, Any]] = []
     for doc in _documents(backend, source_concrete):
         batch.append(doc)
         if len(batch) >= COPY_PAGE:
-            copied += _write(backend, target_index, batch, on_copied)
+            copied += _write(backend, target_index, batch, progress)
             batch = []
-    copied += _write(backend, target_index, batch, on_copied)
+    copied += _write(backend, target_index, batch, progress)
     backend.refresh(target_index)
     if backend.count(target_index) != backend.count(source_concrete):
         raise MappingConflictError(
@@ -187,7 +193,7 @@ def _write(
     backend: SearchBackend,
     index: str,
     docs: list[dict[str, Any]],
-    on_copied: Callable[[int], None] | None,
+    progress: Progress | None,
 ) -> int:
     if not docs:
         return 0
@@ -198,6 +204,6 @@ def _write(
             f"copying into {index!r} failed for {len(result.errors)} documents "
             f"(first: {first.id}: {first.reason}); the alias was not moved"
         )
-    if on_copied:
-        on_copied(len(docs))
+    if progress is not None:
+        progress.advance(len(docs))
     return len(docs)

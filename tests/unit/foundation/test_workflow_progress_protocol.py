@@ -1,14 +1,14 @@
 """One way a workflow reports progress (issue 40 item 3): ``progress: Progress | None``.
 
-Checked on the syntax trees of ``sira_seek/workflows`` and of ``sira_seek/ingest.py`` (the
-ingest workflow the CLI and the demo call): no function, public or private, declares one of
-the old callback parameters (``on_start(total, one_by_one)``, ``on_start(questions)``,
-``on_start(to_ask, resumed)``, ``on_progress(n)``, ``on_result(result)``,
-``on_skipped(lines)``, ``on_page(n, counts)``, ``on_copied(n)``, ``notice(message)``): each
-front end needed its own adapter per job. A parameter named ``progress`` is annotated
-``Progress | None`` (``Progress`` in the adapters that need one). The layers below
-(``sira.evaluation``, ``seek.batch``, ``sync``) keep their plain callables;
-``workflows/progress.py`` adapts to them.
+Checked on the syntax trees of ``sira_seek/workflows``, ``sira_seek/ingest.py`` and
+``sira_seek/sync/migrate.py`` (the ingest and migrate jobs the CLI calls): no function,
+public or private, declares one of the old callback parameters (``on_start(total,
+one_by_one)``, ``on_start(questions)``, ``on_start(to_ask, resumed)``, ``on_progress(n)``,
+``on_result(result)``, ``on_skipped(lines)``, ``on_page(n, counts)``, ``on_copied(n)``,
+``notice(message)``): each front end needed its own adapter per job. A parameter named
+``progress`` is annotated ``Progress | None`` (``Progress`` in the adapters that need one).
+The layers below (``sira.evaluation``, ``seek.batch``, ``sync``'s runners) keep their plain
+callables; ``workflows/progress.py`` adapts to them.
 
 A probe holding the old shapes checks that the walk still sees them.
 """
@@ -38,7 +38,7 @@ OLD_CALLBACKS = frozenset(
 def _files() -> list[Path]:
     files = sorted((ROOT / "sira_seek" / "workflows").rglob("*.py"))
     assert len(files) >= 20, "the walk looks in the wrong place"
-    return [*files, ROOT / "sira_seek" / "ingest.py"]
+    return [*files, ROOT / "sira_seek" / "ingest.py", ROOT / "sira_seek" / "sync" / "migrate.py"]
 
 
 def violations(path: Path) -> list[str]:
@@ -70,6 +70,7 @@ def test_the_long_workflows_do_take_it() -> None:
     from inspect import signature
 
     from sira_seek.ingest import ingest_corpus
+    from sira_seek.sync.migrate import migrate_index
     from sira_seek.workflows.agentic import evaluate_agentic
     from sira_seek.workflows.enrich import enrich, estimate
     from sira_seek.workflows.evaluate import evaluate_enrichment, evaluate_retrieval
@@ -85,6 +86,7 @@ def test_the_long_workflows_do_take_it() -> None:
         evaluate_retrieval,
         evaluate_qa,
         recorded_run,
+        migrate_index,
     ):
         assert "progress" in signature(job).parameters, job.__name__
 
