@@ -39,11 +39,12 @@ ALLOWED_PREFIXES = ("sira_seek.workflows", "sira_seek.cli")
 
 FRONT_END_STARTERS: dict[str, tuple[str, ...]] = {
     "serve_cmd.py": ("sira_seek.service",),
-    "access.py": ("sira_seek.service",),
+    "access.py": ("sira_seek.api_keys",),  # the keys both servers take
     "mcp_cmd.py": ("sira_seek.mcp",),
 }
 """A command that runs another front end (the HTTP service, the MCP server) imports that front
-end: both sit on the same layer, above the workflows, and the command only parses its flags."""
+end: both sit on the same layer, above the workflows, and the command only parses its flags.
+``access.py`` reads the API keys both servers take from their shared ``sira_seek.api_keys``."""
 
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {}
 """Imports not moved yet, each named (file -> module -> names); only these exact names would be
