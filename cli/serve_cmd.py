@@ -184,10 +184,11 @@ def serve(
     """
     require_extra("serve", "fastapi", "uvicorn")
     from sira_seek.service import runner
-    from sira_seek.workflows.ingesting import parse_embedder_spec
+    from sira_seek.workflows.ingesting import live_embedder_spec
 
     if embedder_spec is not None:
-        parse_embedder_spec(embedder_spec)  # a bad spec: exit 2 before any worker starts
+        # A bad spec, or a batch: one that cannot embed a query: exit 2 before any worker starts.
+        live_embedder_spec(embedder_spec)
     service = ServiceConfig(
         llm=llm_spec,
         embedder=embedder_spec,

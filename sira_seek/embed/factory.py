@@ -9,6 +9,15 @@ from sira_seek.llm.settings import LLMSettings
 from sira_seek.llm.spec import BatchBackendSpec
 
 
+def live_embedder_spec(spec: str | None) -> EmbedderSpec:
+    """``spec`` parsed, refused when it cannot embed a text now (``batch:``, with
+    ``BatchEmbedderNotLiveError``): what a server checks at start, before any query needs it."""
+    parsed = parse_embedder_spec(spec)
+    if isinstance(parsed, BatchBackendSpec):
+        raise BatchEmbedderNotLiveError.for_spec(parsed)
+    return parsed
+
+
 def make_embedder(
     spec: str | EmbedderSpec | None = None, *, settings: LLMSettings | None = None
 ) -> Embedder:

@@ -14,6 +14,7 @@ from sira_seek.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from sira_seek.embed import Embedder, make_embedder
+    from sira_seek.embed.factory import live_embedder_spec
     from sira_seek.embed.spec import parse_embedder_spec
     from sira_seek.ingest import delete_for_recreate, ingest_corpus
 
@@ -21,6 +22,7 @@ __all__ = [
     "Embedder",
     "delete_for_recreate",
     "ingest_corpus",
+    "live_embedder_spec",
     "make_embedder",
     "parse_embedder_spec",
 ]
@@ -35,5 +37,6 @@ _EXPORTS = {
         "make_embedder",
     ),
     "sira_seek.embed.spec": ("parse_embedder_spec",),
+    "sira_seek.embed.factory": ("live_embedder_spec",),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

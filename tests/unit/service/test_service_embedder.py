@@ -109,3 +109,18 @@ def test_the_openapi_document_offers_vector_methods_only_where_the_indexes_hold_
         assert ({"dense", "hybrid"} <= set(retrievers)) is embedded and "bm25" in retrievers
         res = client.post("/search", json={"query": "volcano", "method": "dense"})
         assert res.status_code == (200 if embedded else 422), res.text
+
+
+def test_serve_refuses_a_batch_embedder_at_start(tmp_path: Path) -> None:
+    """A ``batch:`` embedder (sira-sync's offline export/import) cannot embed a query: serve
+    refuses it before any worker starts (exit 2, naming the live spec of the same model)
+    instead of refusing every dense query later."""
+    from click.testing import CliRunner
+
+    from sira_seek.cli.main import cli
+
+    spec = f"batch:{tmp_path / 'rounds'}#sentence-transformers/all-MiniLM-L6-v2"
+    result = CliRunner().invoke(cli, ["serve", "--port", "0", "--open", "--embedder", spec])
+    assert result.exit_code == 2, result.output
+    assert "offline batch export/import" in result.output
+    assert "--embedder cpu" in result.output
