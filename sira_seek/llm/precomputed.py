@@ -3,6 +3,12 @@
 Users often run enrichment as a separate GPU batch job; its JSONL output (one
 ``{"_id": ..., "keywords": [...]}`` or ``{"text": ..., "keywords": [...]}`` per line) then stands
 in for a live model, so sync, search and evaluation run the same code downstream of the model.
+
+A line may instead carry ``"completion": "..."``: the text a model wrote for a request without a
+JSON schema (the ``hyde`` / ``cot`` baselines' passage or reasoning chain, recorded once, e.g.
+``tests/regression/generations-*.jsonl``). ``--llm jsonl:FILE`` then replays it through the
+same expander and query construction as the live model's answer, so a run of those baselines is
+deterministic and needs no model.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from sira_seek.llm.response import LLMError, LLMResponse
 
 
 class PrecomputedKeywords:
-    """Keyword lists looked up by document/query id or by the exact text they were made from."""
+    """Keyword lists looked up by document/query id or by the exact text they were made from;
+    and recorded completions (``completion``), looked up the same way."""
 
     def __init__(
         self,
@@ -30,9 +37,13 @@ class PrecomputedKeywords:
         by_text: Mapping[str, Sequence[str]] | None = None,
         *,
         source: str = "<memory>",
+        completions_by_id: Mapping[str, str] | None = None,
+        completions_by_text: Mapping[str, str] | None = None,
     ) -> None:
         self._by_id = {k: tuple(v) for k, v in (by_id or {}).items()}
         self._by_text = {text_key(k): tuple(v) for k, v in (by_text or {}).items()}
+        self._completions_by_id = dict(completions_by_id or {})
+        self._completions_by_text = {text_key(k): v for k, v in (completions_by_text or {}).items()}
         self.source = source
 
     @classmethod
@@ -42,35 +53,34 @@ class PrecomputedKeywords:
         """Load a JSONL file. A line without ``keywords`` (a list of strings) or without
         ``_id``/``text`` is bad: strict loading raises ``BadInputLineError`` naming the file
         and every bad line, because silently skipping them would quietly change results;
-        ``strict=False`` records them in ``report`` and skips them."""
+        ``strict=False`` records them in ``report`` and skips them. A ``completion`` (a
+        string) stands in for ``keywords``."""
         path = Path(path)
         if not path.exists():
             raise MissingInputFile(f"precomputed outputs file {path} does not exist")
-        by_id: dict[str, list[str]] = {}
-        by_text: dict[str, list[str]] = {}
+        tables = _Tables()
         bad = BadLines(path, strict=strict, report=report)
         for number, record in json_object_lines(path, bad):
             problem = _entry_problem(record)
             if problem is not None:
                 bad.reject(number, problem)
                 continue
-            _add_entry(record, by_id, by_text)
+            tables.add(record)
         bad.finish()
-        return cls(by_id, by_text, source=str(path))
+        return tables.build(cls, str(path))
 
     @classmethod
     def from_records(
         cls, records: Iterable[Mapping[str, Any]], *, source: str = "<memory>"
     ) -> PrecomputedKeywords:
         """Entries from records already in memory; a bad one is an ``InputError`` naming it."""
-        by_id: dict[str, list[str]] = {}
-        by_text: dict[str, list[str]] = {}
+        tables = _Tables()
         for number, record in enumerate(records, start=1):
             problem = _entry_problem(record)
             if problem is not None:
                 raise InputError(f"{source}: record {number}: {problem}")
-            _add_entry(record, by_id, by_text)
-        return cls(by_id, by_text, source=source)
+            tables.add(record)
+        return tables.build(cls, source)
 
     def for_id(self, doc_id: str | int) -> tuple[str, ...] | None:
         return self._by_id.get(str(doc_id))
@@ -85,6 +95,12 @@ class PrecomputedKeywords:
         """By id first, then by text."""
         found = self.for_id(key)
         return found if found is not None else self.for_text(key)
+
+    def completion(self, key: str) -> str | None:
+        """The recorded completion for a request's key: by id first, then by text (whitespace
+        runs as one space, as ``for_text``)."""
+        found = self._completions_by_id.get(str(key))
+        return found if found is not None else self._completions_by_text.get(text_key(key))
 
     def __len__(self) -> int:
         return len(self._by_id) + len(self._by_text.keys() - self._by_id.keys())
@@ -101,30 +117,56 @@ def text_key(text: str) -> str:
 def _entry_problem(record: Mapping[str, Any]) -> str | None:
     """Why ``record`` cannot be an entry, or None when it can."""
     keywords = record.get("keywords")
-    if not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords):
-        return "needs `keywords` as a list of strings"
+    completion = record.get("completion")
+    if completion is not None and not isinstance(completion, str):
+        return "needs `completion` as a string"
+    if completion is None and (
+        not isinstance(keywords, list) or not all(isinstance(k, str) for k in keywords)
+    ):
+        return "needs `keywords` as a list of strings (or `completion` as a string)"
     if record.get("_id", record.get("id")) is None and not isinstance(record.get("text"), str):
         return "has neither `_id` nor `text`"
     return None
 
 
-def _add_entry(
-    record: Mapping[str, Any], by_id: dict[str, list[str]], by_text: dict[str, list[str]]
-) -> None:
-    keywords = list(record["keywords"])
-    doc_id = record.get("_id", record.get("id"))
-    if doc_id is not None:
-        by_id[str(doc_id)] = keywords
-    text = record.get("text")
-    if isinstance(text, str):
-        by_text[text] = keywords
+class _Tables:
+    """The four lookups a file's good entries fill (keywords and completions, by id and text)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, list[str]] = {}
+        self.by_text: dict[str, list[str]] = {}
+        self.completions_by_id: dict[str, str] = {}
+        self.completions_by_text: dict[str, str] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        doc_id = record.get("_id", record.get("id"))
+        text = record.get("text")
+        keys = [(str(doc_id), "id")] if doc_id is not None else []
+        keys += [(text, "text")] if isinstance(text, str) else []
+        for key, kind in keys:
+            if isinstance(record.get("keywords"), list):
+                (self.by_id if kind == "id" else self.by_text)[key] = list(record["keywords"])
+            if isinstance(record.get("completion"), str):
+                target = self.completions_by_id if kind == "id" else self.completions_by_text
+                target[key] = record["completion"]
+
+    def build(self, cls: type[PrecomputedKeywords], source: str) -> PrecomputedKeywords:
+        return cls(
+            self.by_id,
+            self.by_text,
+            source=source,
+            completions_by_id=self.completions_by_id,
+            completions_by_text=self.completions_by_text,
+        )
 
 
 class PrecomputedLLMClient:
     """``LLMClient`` answering from a ``PrecomputedKeywords`` table (the ``jsonl:`` backend).
 
     The request's ``lookup_key`` (a document or query id) selects the entry; without one, the
-    raw ``prompt`` is looked up as text. Answers are ``{"keywords": [...]}`` like a live model's.
+    raw ``prompt`` is looked up as text. Answers are ``{"keywords": [...]}`` like a live model's;
+    a request without a JSON schema (a free text: ``hyde``, ``cot``) whose entry has a recorded
+    ``completion`` gets that text, as the model wrote it.
     """
 
     backend = "jsonl"
@@ -138,6 +180,14 @@ class PrecomputedLLMClient:
     async def generate(self, request: LLMRequest) -> LLMResponse:
         started = time.perf_counter()
         key = request.lookup_key if request.lookup_key is not None else request.prompt
+        completion = self.table.completion(key) if key is not None else None
+        if completion is not None and request.json_schema is None:
+            return LLMResponse(
+                text=completion,
+                latency_s=time.perf_counter() - started,
+                backend=self.backend,
+                model=await self.model_name(),
+            )
         keywords = self.table.lookup(key) if key is not None else None
         if keywords is None:
             raise PrecomputedMissingError(

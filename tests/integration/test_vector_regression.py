@@ -6,6 +6,11 @@ which): the judged passages of the first 30 queries plus 300 distractors drawn w
 ingested with --embed once per engine for the session. The full-corpus figures are in
 docs/benchmarks/retrieval.md (benchmarks/embed_ingest.py and eval retrieval).
 
+``hyde`` and ``cot`` replay texts the embedded CPU model wrote for these queries
+(tests/regression/generations-hotpotqa-{hyde,cot}.cpu-gemma3-270m.jsonl, re-recorded by
+``python tests/regression/regenerate.py --generations``) through ``--llm jsonl:FILE``: the
+same expander and query construction as a live model's answer, without the model.
+
 Regenerate after a deliberate change: ``python tests/integration/test_vector_regression.py`` with
 SIRA_SEEK_TEST_OPENSEARCH_URL / SIRA_SEEK_TEST_ELASTICSEARCH_URL set (nodes with vectors).
 """
@@ -31,10 +36,14 @@ from sira_seek.workflows.evaluate import RetrievalEvaluationRequest, evaluate_re
 
 pytestmark = pytest.mark.integration
 
-PINS = Path(__file__).parents[1] / "regression" / "vectors_wikimh_hotpotqa_subset.json"
+REGRESSION = Path(__file__).parents[1] / "regression"
+PINS = REGRESSION / "vectors_wikimh_hotpotqa_subset.json"
 QUERIES, DISTRACTORS, SEED = 30, 300, 41
-METHODS = ("bm25", "dense", "hybrid", "sira", "sira-hybrid")
+METHODS = ("bm25", "dense", "hybrid", "sira", "sira-hybrid", "hyde", "cot")
 MEASURES = ("ndcg@10", "recall@10", "recall@100")
+GENERATED = {
+    m: REGRESSION / f"generations-hotpotqa-{m}.cpu-gemma3-270m.jsonl" for m in ("hyde", "cot")
+}
 
 
 def subset(wikimh: Path, out: Path) -> tuple[Path, list[Any], dict[str, dict[str, int]]]:
@@ -69,9 +78,12 @@ def measure(backend: SearchBackend, index: str, wikimh: Path, queries: Any, qrel
             expansions=(
                 wikimh / "expansions-hotpotqa.strong-llm.jsonl" if "sira" in method else None
             ),
+            llm=f"jsonl:{GENERATED[method]}" if method in GENERATED else None,
         )
         done = evaluate_retrieval(backend, request)
         figures[method] = {m: done.metrics[m] for m in MEASURES}
+        if method in GENERATED:  # queries whose recorded text was empty ran as plain BM25
+            figures[method]["fallbacks"] = done.metrics["fallbacks"]
     return figures
 
 
@@ -110,6 +122,8 @@ def test_every_method_matches_its_pins(
             assert got[method][name] == pytest.approx(
                 want[method][name], abs=pinned["tolerance"]
             ), (method, name)
+    for method in GENERATED:  # a replay that found no text would run BM25 under hyde's name
+        assert got[method]["fallbacks"] == want[method]["fallbacks"], method
     # the acceptance's shape on the subset too: fusion does not lose to BM25
     assert got["hybrid"]["ndcg@10"] >= got["bm25"]["ndcg@10"] - 0.01
 
