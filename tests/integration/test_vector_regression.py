@@ -4,7 +4,7 @@ Embedding all 9,003 wikimh passages on the CPU takes 5-20 minutes an engine, bey
 budget, so the pins are of a subset (tests/regression/vectors_wikimh_hotpotqa_subset.json says
 which): the judged passages of the first 30 queries plus 300 distractors drawn with a fixed seed,
 ingested with --embed once per engine for the session. The full-corpus figures are in
-docs/benchmarks/retrieval.md (benchmarks/embed_ingest.py and eval retrieval).
+docs/benchmarks/retrieval.md (ingest --embed and eval retrieval).
 
 ``hyde`` and ``cot`` replay texts the embedded CPU model wrote for these queries
 (tests/regression/generations-hotpotqa-{hyde,cot}.cpu-gemma3-270m.jsonl, re-recorded by
