@@ -168,11 +168,11 @@ def test_a_keys_file_others_may_read_is_warned_about(
     keys = tmp_path / "keys.txt"
     keys.write_text(KEY + "\n", encoding="utf-8")
     keys.chmod(0o600)
-    with caplog.at_level("WARNING", logger="sira_seek.service.guards"):
+    with caplog.at_level("WARNING", logger="sira_seek.api_keys"):
         assert read_api_keys(keys, None) == (KEY,)
     assert caplog.records == []
     keys.chmod(0o640)
-    with caplog.at_level("WARNING", logger="sira_seek.service.guards"):
+    with caplog.at_level("WARNING", logger="sira_seek.api_keys"):
         assert read_api_keys(keys, None) == (KEY,)
     assert [r.levelname for r in caplog.records] == ["WARNING"]
     assert f"{keys} may be read by group or others (mode 0640)" in caplog.text
