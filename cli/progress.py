@@ -88,7 +88,7 @@ class PlainProgress:
         self.desc, self.total, self.unit = desc, total, unit
         self.stream = stream
         self.clock = clock
-        self.n = initial
+        self.n = self.initial = initial
         self.started = self.last_line = clock()
         self.next_step = self._step_after(initial)
         self.postfix = ""
@@ -124,7 +124,7 @@ class PlainProgress:
             )
 
     def reset(self, total: int | None = None) -> None:
-        self.total, self.n = total, 0
+        self.total, self.n, self.initial = total, 0, 0
         self.next_step = self._step_after(0)
 
     def set_postfix(self, refresh: bool = True, **values: Any) -> None:
@@ -141,7 +141,8 @@ class PlainProgress:
             return
         self.closed = True
         spent = self.clock() - self.started
-        rate = f", {self.n / spent:.1f} {self.unit}/s" if spent > 0 and self.n else ""
+        ran = self.n - self.initial  # the rate is this run's, as tqdm's: resumed items took no time
+        rate = f", {ran / spent:.1f} {self.unit}/s" if spent > 0 and ran else ""
         self._line(
             f"{self.desc}: done, {self.n} {self.unit} [{self._elapsed()}{rate}]{self.postfix}"
         )

@@ -141,6 +141,17 @@ def test_a_workflow_progress_piped_writes_a_handful_of_lines_for_1000_advances()
     assert len(lines) == 3 + 10 + 1
 
 
+def test_a_resumed_bar_rates_this_runs_items_only() -> None:
+    out, clock = io.StringIO(), Clock()
+    with PlainProgress(
+        desc="sync", total=10, unit="doc", stream=out, clock=clock, initial=4
+    ) as bar:
+        clock.now = 2.0
+        bar.update(6)
+    # this run's 6 documents in 2 s, not the 10 with the 4 a killed run did
+    assert out.getvalue().splitlines()[-1] == "sync: done, 10 doc [00:02, 3.0 doc/s]"
+
+
 def test_a_resumed_start_and_running_figures() -> None:
     out = io.StringIO()
     with WorkflowProgress(desc="sira-sync idx 0/1", unit="doc", enabled=True, stream=out) as shown:
