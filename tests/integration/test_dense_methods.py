@@ -60,7 +60,7 @@ def test_ingest_embed_then_dense_hybrid_and_a_refused_model(
     assert "volcano" not in [h.id for h in bm25.hits]
     dense = search(backend, SearchRequest(query=QUESTION, index=index, method="dense", k=3))
     assert dense.hits[0].id == "volcano" and len(dense.hits) == 3
-    assert "knn" in dense.body and VECTOR == dense.body["knn"]["field"]
+    assert "knn" in dense.body and dense.body["knn"]["field"] == VECTOR
 
     hybrid = search(backend, SearchRequest(query="capital city", index=index, method="hybrid"))
     ids = [h.id for h in hybrid.hits]
