@@ -24,6 +24,13 @@ from sira_seek.llm.response import LLMError, LLMResponse, TokenUsage
 from sira_seek.llm.scoring import TokenLogprob
 from sira_seek.llm.structured import parse_json_output
 
+_LOAD_LOCK = threading.Lock()
+"""One model load at a time in this process. llama-cpp-python loads with ``verbose=False``
+inside ``suppress_stdout_stderr``, which points the process's file descriptors 1 and 2 at
+/dev/null and back with ``dup2``: two loads in two threads (``eval qa --closed-book
+--judge-llm``: three clients of one spec) can restore them in the wrong order and leave stdout
+on /dev/null for good, so a run printed nothing and exited 0 (seen in CI)."""
+
 
 def llama_cpp_available() -> bool:
     try:
@@ -73,12 +80,14 @@ class LlamaCppClient:
                 raise BackendUnavailableError(
                     "llama-cpp-python is not installed; run sira-seek llm install cpu"
                 ) from exc
-            self._llama = GreedyGrammarLlama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                verbose=False,
-            )
+            with _LOAD_LOCK:
+                if self._llama is None:
+                    self._llama = GreedyGrammarLlama(
+                        model_path=str(self.model_path),
+                        n_ctx=self.n_ctx,
+                        n_threads=self.n_threads,
+                        verbose=False,
+                    )
         return self._llama
 
     def _scoring_model(self) -> Any:
@@ -88,13 +97,15 @@ class LlamaCppClient:
         if self._scorer is None:
             from llama_cpp import Llama
 
-            self._scorer = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                logits_all=True,
-                verbose=False,
-            )
+            with _LOAD_LOCK:
+                if self._scorer is None:
+                    self._scorer = Llama(
+                        model_path=str(self.model_path),
+                        n_ctx=self.n_ctx,
+                        n_threads=self.n_threads,
+                        logits_all=True,
+                        verbose=False,
+                    )
         return self._scorer
 
     async def token_logprobs(self, text: str) -> list[TokenLogprob]:
