@@ -414,8 +414,9 @@ class RestBackend(ABC):
         """One kNN search (no DFS phase: vector scores need no term statistics)."""
         check_knn_request(vector, k=k, num_candidates=num_candidates)
         self._require_vectors()
-        shown: list[str] | dict[str, list[str]] = (
-            list(source) if source is not None else {"excludes": [field]}
+        # ``[]`` is "no fields": sent as false, since an empty _source list returns them all.
+        shown: list[str] | dict[str, list[str]] | bool = (
+            {"excludes": [field]} if source is None else (list(source) or False)
         )
         body = self._knn_body(field, [float(x) for x in vector], k, num_candidates)
         raw = self.request(

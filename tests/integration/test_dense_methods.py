@@ -67,6 +67,9 @@ def test_ingest_embed_then_dense_hybrid_and_a_refused_model(
     # both capitals (BM25 and kNN agree) outrank everything else; every document is fused in
     assert set(ids[:2]) == {"paris", "rome"} and len(ids) == 6
     assert hybrid.hits[0].score == pytest.approx(2 / 61, abs=1e-3)
+    # Both sides are read as ids only; the fused hits' titles are fetched after the fusion.
+    titles = {d["_id"]: d["title"] for d in DOCS}
+    assert [h.title for h in hybrid.hits] == [titles[i] for i in ids]
     sira_hybrid = search(
         backend,
         SearchRequest(

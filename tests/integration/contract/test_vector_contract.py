@@ -114,6 +114,8 @@ def test_unit_vectors_under_dot_product_rank_as_cosine(
     be.refresh(index)
     found = be.knn_search(index, VECTOR, [0.6, 0.8], k=4, num_candidates=4, source=[])
     assert [h.id for h in found.hits] == ["b", "c", "a", "d"]
+    assert not any(h.source for h in found.hits)  # no fields asked: none sent (an empty
+    # _source list would make the engine send every one, the vector included)
     scores = [h.score for h in found.hits]
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
 
