@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from sira_seek.embed.base import Similarity, unit_rows
 from sira_seek.embed.cpu import CPU_MODEL, CPU_SPEC
 from sira_seek.embed.spec import EmbedderSpecError
 from sira_seek.input_errors import InputError
+from sira_seek.llm import batch_rounds
 from sira_seek.llm.batch_files import BATCH_URL_PREFIX, BatchRequestLine
 from sira_seek.llm.spec import BatchBackendSpec
 
@@ -164,27 +164,19 @@ class EmbeddingRounds:
         self.directory = Path(directory)
         self.model = model
         self.prefix = prefix
-        self._pattern = re.compile(rf"^{re.escape(prefix)}-(\d{{3,}})\.requests\.jsonl$")
 
     def requests_path(self, number: int) -> Path:
-        return self.directory / f"{self.prefix}-{number:03d}.requests.jsonl"
+        return batch_rounds.requests_path(self.directory, number, self.prefix)
 
     def output_path(self, number: int) -> Path:
-        return self.directory / f"{self.prefix}-{number:03d}.output.jsonl"
+        return batch_rounds.output_path(self.directory, number, self.prefix)
 
     def numbers(self) -> list[int]:
-        if not self.directory.is_dir():
-            return []
-        return sorted(
-            int(m.group(1)) for p in self.directory.iterdir() if (m := self._pattern.match(p.name))
-        )
+        return batch_rounds.round_numbers(self.directory, self.prefix)
 
     def waiting(self) -> int | None:
         """The last round, when its output is not there yet."""
-        numbers = self.numbers()
-        if numbers and not self.output_path(numbers[-1]).exists():
-            return numbers[-1]
-        return None
+        return batch_rounds.waiting_round(self.directory, self.prefix)
 
     def request_count(self, number: int) -> int:
         with open(self.requests_path(number), "rb") as handle:
@@ -211,13 +203,8 @@ class EmbeddingRounds:
         """Write ``requests`` as the next round's input file; its number."""
         numbers = self.numbers()
         number = (numbers[-1] + 1) if numbers else 1
-        self.directory.mkdir(parents=True, exist_ok=True)
         path = self.requests_path(number)
-        partial = path.with_name(path.name + ".partial")
-        with open(partial, "w", encoding="utf-8") as out:
-            for request in requests:
-                out.write(request.model_dump_json() + "\n")
-        partial.replace(path)  # a killed run leaves no half-written round behind
+        batch_rounds.write_requests(path, requests)
         logger.info("%d embedding request(s) written to %s", len(requests), path)
         return number
 

@@ -6,13 +6,15 @@ from sira_seek.embed.base import Embedder
 from sira_seek.embed.batch import BatchEmbedderNotLiveError
 from sira_seek.embed.spec import CpuEmbedderSpec, EmbedderSpec, parse_embedder_spec
 from sira_seek.llm.settings import LLMSettings
-from sira_seek.llm.spec import BatchBackendSpec
+from sira_seek.llm.spec import BatchBackendSpec, OpenAIBackendSpec
 
 
-def live_embedder_spec(spec: str | None) -> EmbedderSpec:
+def live_embedder_spec(
+    spec: str | EmbedderSpec | None,
+) -> CpuEmbedderSpec | OpenAIBackendSpec:
     """``spec`` parsed, refused when it cannot embed a text now (``batch:``, with
     ``BatchEmbedderNotLiveError``): what a server checks at start, before any query needs it."""
-    parsed = parse_embedder_spec(spec)
+    parsed = spec if spec is not None and not isinstance(spec, str) else parse_embedder_spec(spec)
     if isinstance(parsed, BatchBackendSpec):
         raise BatchEmbedderNotLiveError.for_spec(parsed)
     return parsed
@@ -28,9 +30,7 @@ def make_embedder(
     A ``batch:DIR#MODEL`` spec is refused (``BatchEmbedderNotLiveError``, naming the live
     spec of the same model): only ``sira-sync --embed`` takes it, without making an embedder.
     """
-    parsed = spec if spec is not None and not isinstance(spec, str) else parse_embedder_spec(spec)
-    if isinstance(parsed, BatchBackendSpec):
-        raise BatchEmbedderNotLiveError.for_spec(parsed)
+    parsed = live_embedder_spec(spec)
     if isinstance(parsed, CpuEmbedderSpec):
         from sira_seek.embed.cpu import CpuEmbedder
 

@@ -46,36 +46,50 @@ from sira_seek.llm.retry import is_retryable_status
 
 logger = logging.getLogger(__name__)
 
-_REQUESTS_FILE = re.compile(r"^round-(\d{3,})\.requests\.jsonl$")
+ROUND_PREFIX = "round"
+"""The LLM's rounds are ``round-NNN.*``; the embeddings' (``embed.batch``) take another
+prefix, so both may share a folder."""
 
 
-def requests_path(directory: Path, number: int) -> Path:
+def requests_path(directory: Path, number: int, prefix: str = ROUND_PREFIX) -> Path:
     """``DIR/round-NNN.requests.jsonl``: the round's OpenAI Batch input file."""
-    return Path(directory) / f"round-{number:03d}.requests.jsonl"
+    return Path(directory) / f"{prefix}-{number:03d}.requests.jsonl"
 
 
-def output_path(directory: Path, number: int) -> Path:
+def output_path(directory: Path, number: int, prefix: str = ROUND_PREFIX) -> Path:
     """``DIR/round-NNN.output.jsonl``: where the batch job's output of the round goes."""
-    return Path(directory) / f"round-{number:03d}.output.jsonl"
+    return Path(directory) / f"{prefix}-{number:03d}.output.jsonl"
 
 
-def round_numbers(directory: Path) -> list[int]:
+def round_numbers(directory: Path, prefix: str = ROUND_PREFIX) -> list[int]:
     """The numbers of the rounds whose request file is in ``directory``, in order."""
     if not Path(directory).is_dir():
         return []
+    pattern = re.compile(rf"^{re.escape(prefix)}-(\d{{3,}})\.requests\.jsonl$")
     return sorted(
         int(found.group(1))
         for path in Path(directory).iterdir()
-        if (found := _REQUESTS_FILE.match(path.name))
+        if (found := pattern.match(path.name))
     )
 
 
-def waiting_round(directory: Path) -> int | None:
+def waiting_round(directory: Path, prefix: str = ROUND_PREFIX) -> int | None:
     """The last round, when its output is not there yet."""
-    numbers = round_numbers(directory)
-    if numbers and not output_path(directory, numbers[-1]).exists():
+    numbers = round_numbers(directory, prefix)
+    if numbers and not output_path(directory, numbers[-1], prefix).exists():
         return numbers[-1]
     return None
+
+
+def write_requests(target: Path, lines: Sequence[BatchRequestLine]) -> None:
+    """A round's input file, written under a temporary name and renamed: a batch job never
+    reads half a file, and a killed run leaves no half-written round behind."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line.model_dump_json() + "\n")
+    partial.replace(target)
 
 
 class WaitingForBatch(Exception):  # noqa: N818 - a state the caller acts on, not an error
@@ -277,14 +291,8 @@ class BatchRounds:
         )
 
     def _write(self, number: int, lines: Sequence[BatchRequestLine]) -> None:
-        """Written under a temporary name and renamed: a batch job never reads half a file."""
         target = requests_path(self.directory, number)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".partial")
-        with partial.open("w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(line.model_dump_json() + "\n")
-        partial.replace(target)
+        write_requests(target, lines)
         logger.info("batch round %d: %d requests in %s", number, len(lines), target)
 
 
