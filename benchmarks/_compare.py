@@ -36,6 +36,24 @@ def importable_site(checkout: Path, into: Path) -> Path:
     return into
 
 
+def forwarded_args(argv: list[str] | None = None) -> list[str]:
+    """This run's own arguments (``sys.argv[1:]``) for each side's run, without the comparison's
+    (``--compare-with PATH``, ``--pairs N``) and ``--json``, which ``run_pairs`` adds: every
+    other option reaches both sides as it was given, none is rebuilt by hand."""
+    own = [*(sys.argv[1:] if argv is None else argv)]
+    kept: list[str] = []
+    skip = False
+    for arg in own:
+        name = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+        elif name in ("--compare-with", "--pairs"):
+            skip = "=" not in arg
+        elif arg != "--json":
+            kept.append(arg)
+    return kept
+
+
 def run_pairs(
     script: Path, argv: list[str], checkout: Path, pairs: int
 ) -> tuple[list[Any], list[Any]]:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from _cluster import add_cluster_args, wikimh_backend
-from _compare import run_pairs, side_by_side
+from _compare import forwarded_args, run_pairs, side_by_side
 
 from sira_seek.backend import SearchBackend, TermDocFreqBounds
 from sira_seek.sira.index_profile import read_index_profile
@@ -198,10 +198,7 @@ def main() -> None:
 
 def compare(args: argparse.Namespace) -> None:
     """This script against ``--compare-with``'s code and this checkout's, side by side."""
-    argv = ["--engine", args.engine, "--data", str(args.data), "--index", args.index]
-    argv += ["--shards", str(args.shards), "--replicas", str(args.replicas)]
-    argv += ["--rounds", str(args.rounds), *(["--url", args.url] if args.url else [])]
-    before, after = run_pairs(Path(__file__), argv, args.compare_with, args.pairs)
+    before, after = run_pairs(Path(__file__), forwarded_args(), args.compare_with, args.pairs)
     routes = list(after[0]["routes"])
     rows = [(f"{name} p50", _p50(name)) for name in routes]
     print(

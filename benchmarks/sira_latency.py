@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from _compare import run_pairs, side_by_side
+from _compare import forwarded_args, run_pairs, side_by_side
 
 from sira_seek.backend import SearchBackend
 from sira_seek.bm25 import bm25_query
@@ -184,11 +184,7 @@ def main(
     pairs: int,
 ) -> None:
     if compare_with is not None:
-        argv = [a for url in urls for a in ("--url", url)]
-        argv += ["--shards", str(shards), "--data", str(data), "--rounds", str(rounds)]
-        argv += ["--size", str(size), "--df-stats-max-age", str(df_stats_max_age)]
-        argv += ["--index", index] if index else []
-        compare(argv, compare_with, pairs)
+        compare(forwarded_args(), compare_with, pairs)
         return
     index = index or ("sira-bench-wikimh" if shards == 1 else f"sira-bench-wikimh-{shards}sh")
     report: dict[str, dict[str, object]] = {}

@@ -44,7 +44,7 @@ from typing import Any
 
 import click
 from _cluster import DEFAULT_DATA
-from _compare import run_pairs, side_by_side
+from _compare import forwarded_args, run_pairs, side_by_side
 
 from sira_seek.backend import SearchBackend
 from sira_seek.config import ClusterSettings
@@ -262,10 +262,7 @@ def main(
     pairs: int,
 ) -> None:
     if compare_with is not None:
-        argv = [a for url in urls for a in ("--url", url)]
-        argv += ["--data", str(data), "--limit", str(limit), "--queries", str(n_queries)]
-        argv += ["--embedder", embedder] if embedder else []
-        compare(argv, compare_with, pairs)
+        compare(forwarded_args(), compare_with, pairs)
         return
     corpus = Path(tempfile.mkdtemp()) / "corpus.jsonl"
     docs = list(islice(read_corpus(data / "corpus.jsonl"), limit))

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_sync_embed import DOCS
 from test_sync_slices_cli import sira_sync
 
 from sira_seek.backend import SearchBackend
@@ -25,12 +26,6 @@ from sira_seek.workflows.search import SearchRequest, search
 pytestmark = pytest.mark.integration
 
 CPU_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DOCS = [
-    {"_id": "paris", "title": "Paris", "text": "Paris is the capital and largest city of France."},
-    {"_id": "volcano", "title": "Etna", "text": "Mount Etna is an active volcano in Sicily."},
-    {"_id": "piano", "title": "Piano", "text": "The piano is a keyboard instrument with hammers."},
-    {"_id": "tiger", "title": "Tiger", "text": "The tiger is the largest living cat species."},
-]
 
 
 @pytest.fixture
