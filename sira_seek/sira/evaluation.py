@@ -21,6 +21,7 @@ from .expansions import (
     LLM_DOWN_KINDS,
     REPORTED_IN_RESULT,
     LLMCall,
+    LLMCircuit,
     QueryExpander,
     QueryInput,
     llm_label,
@@ -204,14 +205,14 @@ def rerank_run(
     calls: list[LLMCall] = []
     todo = [q for q in queries if run.get(q.id)]
     waiting = PendingRequests()  # offline batch rounds: every query's calls in one round
-    circuit: list[str] = []  # the down call's error, once a query found the LLM not there
+    circuit: LLMCircuit | None = None  # set once a query found the LLM not there
     for start in range(0, len(todo), batch):
         part = todo[start : start + batch]
-        if circuit:
+        if circuit is not None:
             break
         docs = fetch_documents(backend, index, {q.id: list(run[q.id])[:top_n] for q in part})
         for query in part:
-            if circuit:
+            if circuit is not None:
                 break
             hits = [
                 SiraHit(id=doc_id, score=score, bm25_rank=rank)
@@ -228,25 +229,19 @@ def rerank_run(
                 if on_progress is not None:
                     on_progress(1)
                 if done.calls and all(c.error_kind in LLM_DOWN_KINDS for c in done.calls):
-                    circuit.append(llm_label(done.calls[0].error or ""))
+                    error = llm_label(done.calls[0].error or "")
+                    circuit = LLMCircuit(at_query=len(ms), error=error, later="kept their order")
     waiting.raise_if_any()
-    notes = [n for n in (unusable_note(calls), _circuit_note(circuit, len(ms), len(todo))) if n]
+    notes = [note] if (note := unusable_note(calls)) else []
+    if circuit is not None and len(ms) < len(todo):
+        circuit.skipped = len(todo) - len(ms)
+        notes.append(f"rerank: {circuit.describe()}")
     for note in notes:  # the run's notes carry them: logged once, not said twice
         logger.warning("%s (%s)", note, index, extra=REPORTED_IN_RESULT)
     if on_progress is not None and len(ms) < len(todo):
         on_progress(len(todo) - len(ms))
     unusable = sum(1 for c in calls if c.error)
     return RerankedRun(out, ms, tokens, notes, len(calls), unusable)
-
-
-def _circuit_note(circuit: list[str], reranked: int, queries: int) -> str | None:
-    """What the rerank's circuit did, when it opened before the last query."""
-    if not circuit or reranked >= queries:
-        return None
-    return (
-        f"rerank: the LLM was not there at query {reranked} ({circuit[0]}); the remaining "
-        f"{queries - reranked} queries kept their order without calling it"
-    )
 
 
 def evaluate_enrichment(

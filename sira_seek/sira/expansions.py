@@ -153,11 +153,13 @@ class LLMCircuit(BaseModel):
     at_query: int
     error: str
     skipped: int = 0
+    later: str = "ran as BM25"
+    """What the later queries did instead (the rerank's: ``kept their order``)."""
 
     def describe(self) -> str:
         return (
             f"the LLM was not there at query {self.at_query} ({self.error}); the remaining "
-            f"{self.skipped} queries ran as BM25 without calling it"
+            f"{self.skipped} queries {self.later} without calling it"
         )
 
 
